@@ -1,0 +1,141 @@
+use serde_json::Value;
+
+/// Everything that can go wrong talking to the engine, carrying what a
+/// person needs to act: the URL, the status and the engine's own reason.
+#[derive(Clone, Debug, PartialEq, thiserror::Error)]
+pub enum EngineError {
+    /// No HTTP answer at all: the host is down, the name does not resolve, or
+    /// the browser blocked the answer (CORS).
+    #[error("cannot reach {url}: {detail}")]
+    Unreachable { url: String, detail: String },
+    /// The engine answered with a 4xx/5xx status.
+    #[error("{url} answered {status}: {reason}")]
+    Status {
+        url: String,
+        status: u16,
+        /// `error.type` from the engine, e.g. `index_not_found_exception`.
+        kind: Option<String>,
+        reason: String,
+    },
+    /// An answer that is not what the engine sends for this request.
+    #[error("unexpected answer from {url}: {detail}")]
+    BadResponse { url: String, detail: String },
+    #[error("config.json: {0}")]
+    Config(String),
+}
+
+impl EngineError {
+    /// Builds the error for a 4xx/5xx answer from its body, reading the
+    /// engine's `error.root_cause[0].reason`, `error.caused_by.reason` (where
+    /// query syntax errors are explained) or plain `error.reason`.
+    pub fn from_status(url: &str, status: u16, body: &str) -> EngineError {
+        let parsed: Option<Value> = serde_json::from_str(body).ok();
+        let (kind, reason) = match parsed.as_ref().and_then(|v| v.get("error")) {
+            Some(error) => error_reason(error),
+            None => (None, String::new()),
+        };
+        let reason = if !reason.is_empty() {
+            reason
+        } else if !body.trim().is_empty() {
+            // nginx and proxies answer with HTML or plain text.
+            body.chars()
+                .take(300)
+                .collect::<String>()
+                .trim()
+                .to_string()
+        } else {
+            "no reason given".to_string()
+        };
+        EngineError::Status {
+            url: url.to_string(),
+            status,
+            kind,
+            reason,
+        }
+    }
+
+    /// The error of one `_msearch` item (`{"error": …, "status": 400}`).
+    pub fn from_item(url: &str, item: &Value) -> EngineError {
+        let status = item.get("status").and_then(Value::as_u64).unwrap_or(500) as u16;
+        let (kind, reason) = item
+            .get("error")
+            .map(error_reason)
+            .unwrap_or((None, String::new()));
+        EngineError::Status {
+            url: url.to_string(),
+            status,
+            kind,
+            reason,
+        }
+    }
+
+    /// True for a missing index: a soft condition for the job-cache and
+    /// event-cache lookups, which a Salt setup may not have.
+    pub fn is_index_not_found(&self) -> bool {
+        matches!(self, EngineError::Status { kind: Some(k), .. } if k == "index_not_found_exception")
+    }
+}
+
+fn error_reason(error: &Value) -> (Option<String>, String) {
+    if let Value::String(s) = error {
+        return (None, s.clone());
+    }
+    let kind = error
+        .get("type")
+        .and_then(Value::as_str)
+        .map(str::to_string);
+    let top = error
+        .get("reason")
+        .and_then(Value::as_str)
+        .unwrap_or_default();
+    // Deepest explanation first: for a query_string syntax error the top
+    // reason is only "all shards failed".
+    let deeper = error
+        .pointer("/failed_shards/0/reason/caused_by/reason")
+        .or_else(|| error.pointer("/caused_by/caused_by/reason"))
+        .or_else(|| error.pointer("/caused_by/reason"))
+        .or_else(|| error.pointer("/root_cause/0/reason"))
+        .and_then(Value::as_str)
+        .unwrap_or_default();
+    let reason = match (top.is_empty(), deeper.is_empty() || deeper == top) {
+        (true, _) => deeper.to_string(),
+        (false, true) => top.to_string(),
+        (false, false) => format!("{top}: {deeper}"),
+    };
+    (kind, reason)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_missing_index_reads_the_engines_reason() {
+        let body = r#"{"error":{"root_cause":[{"type":"index_not_found_exception","reason":"no such index [salt-master-job-cache]"}],"type":"index_not_found_exception","reason":"no such index [salt-master-job-cache]","index":"salt-master-job-cache"},"status":404}"#;
+        let e = EngineError::from_status("http://h/es/salt-master-job-cache/_search", 404, body);
+        assert!(e.is_index_not_found());
+        assert_eq!(
+            e.to_string(),
+            "http://h/es/salt-master-job-cache/_search answered 404: no such index [salt-master-job-cache]"
+        );
+    }
+
+    #[test]
+    fn a_query_syntax_error_explains_itself() {
+        let body = r#"{"error":{"root_cause":[{"type":"query_shard_exception","reason":"Failed to parse query [fun:(]"}],"type":"search_phase_execution_exception","reason":"all shards failed","phase":"query","failed_shards":[{"shard":0,"index":"salt-cmd_run-v1","reason":{"type":"query_shard_exception","reason":"Failed to parse query [fun:(]","caused_by":{"type":"parse_exception","reason":"Cannot parse 'fun:(': Encountered \"<EOF>\""}}}]},"status":400}"#;
+        let e = EngineError::from_status("u", 400, body);
+        let EngineError::Status { reason, kind, .. } = &e else {
+            panic!("{e:?}")
+        };
+        assert_eq!(kind.as_deref(), Some("search_phase_execution_exception"));
+        assert!(reason.contains("Cannot parse 'fun:('"), "{reason}");
+    }
+
+    #[test]
+    fn a_proxy_html_page_becomes_the_reason() {
+        let e = EngineError::from_status("u", 502, "<html><body>502 Bad Gateway</body></html>");
+        assert!(e.to_string().contains("502 Bad Gateway"));
+        let empty = EngineError::from_status("u", 503, "");
+        assert!(empty.to_string().ends_with("503: no reason given"));
+    }
+}

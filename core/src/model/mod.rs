@@ -1,0 +1,33 @@
+//! The documents Salt's `elasticsearch` returner writes, read leniently:
+//! whatever is missing or oddly shaped becomes a visible note, never a panic
+//! and never a dropped document.
+
+mod publish;
+mod return_doc;
+mod state;
+mod summary;
+
+pub use publish::{PublishInfo, PublishSource};
+pub use return_doc::{Outcome, ReturnData, ReturnDoc};
+pub use state::{decode_state_key, StateKey, StateResult, StateReturn, StateRun};
+pub use summary::HighstateSummary;
+
+/// Functions whose return is an object of state results. `state.single` is
+/// not one of the returner's state functions (never ordered or counted) but
+/// its `data` is state-shaped all the same.
+pub fn is_state_function(fun: &str) -> bool {
+    matches!(
+        fun,
+        "state.apply"
+            | "state.sls"
+            | "state.highstate"
+            | "state.single"
+            | "state.sls_id"
+            | "state.top"
+            | "state.template"
+            | "state.template_str"
+            | "state.low"
+            | "state.high"
+            | "state.orchestrate"
+    )
+}

@@ -1,0 +1,177 @@
+use serde_json::Value;
+
+use crate::text::scalar_text;
+
+/// Who ran a job, how, and on which target: the publish data.
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct PublishInfo {
+    pub jid: String,
+    pub fun: Option<String>,
+    /// Arguments as Salt's CLI takes them: `test=True` for keyword ones.
+    pub args: Vec<String>,
+    pub target: Option<String>,
+    pub target_type: Option<String>,
+    pub user: Option<String>,
+    /// The minions the master targeted (publish event only: no job-cache
+    /// load carries them).
+    pub minions: Option<Vec<String>>,
+    /// `_stamp` of the publish event (master time, UTC).
+    pub stamp: Option<String>,
+    pub source: PublishSource,
+}
+
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub enum PublishSource {
+    /// `salt/job/<jid>/new` in the event cache: the complete publish data.
+    #[default]
+    Event,
+    /// `salt-master-job-cache`: overwritten by each minion's return load, so
+    /// usually no target and no user are left in it.
+    JobCache,
+}
+
+impl PublishInfo {
+    /// Reads a `salt/job/<jid>/new` event document's `_source`.
+    pub fn from_event(source: &Value) -> Option<PublishInfo> {
+        let tag = source.get("tag")?.as_str()?;
+        let jid = tag.strip_prefix("salt/job/")?.strip_suffix("/new")?;
+        let data = source.get("data")?;
+        let mut info = PublishInfo::read(jid, data, PublishSource::Event);
+        info.minions = data
+            .get("minions")
+            .and_then(Value::as_array)
+            .map(|m| m.iter().map(scalar_text).collect());
+        info.stamp = data
+            .get("_stamp")
+            .and_then(Value::as_str)
+            .map(str::to_string);
+        Some(info)
+    }
+
+    /// Reads a `salt-master-job-cache` document's `_source` (`{jid, load}`).
+    /// A load that was overwritten by a return load keeps only `fun`.
+    pub fn from_job_cache(source: &Value) -> Option<PublishInfo> {
+        let jid = source.get("jid").map(scalar_text)?;
+        let load = source.get("load")?;
+        Some(PublishInfo::read(&jid, load, PublishSource::JobCache))
+    }
+
+    fn read(jid: &str, load: &Value, source: PublishSource) -> PublishInfo {
+        let text = |name: &str| {
+            load.get(name)
+                .filter(|v| !v.is_null())
+                .map(|v| match v {
+                    // `salt -L a,b` publishes the target as a list.
+                    Value::Array(items) => {
+                        items.iter().map(scalar_text).collect::<Vec<_>>().join(",")
+                    }
+                    other => scalar_text(other),
+                })
+                .filter(|s| !s.is_empty())
+        };
+        PublishInfo {
+            jid: jid.to_string(),
+            fun: text("fun"),
+            args: load
+                .get("arg")
+                .and_then(Value::as_array)
+                .map(|args| args.iter().flat_map(cli_args).collect())
+                .unwrap_or_default(),
+            target: text("tgt"),
+            target_type: text("tgt_type"),
+            user: text("user"),
+            minions: None,
+            stamp: None,
+            source,
+        }
+    }
+
+    /// Publish data is worth showing only when it says more than the jid.
+    pub fn fill_from(&mut self, other: &PublishInfo) {
+        if self.fun.is_none() {
+            self.fun.clone_from(&other.fun);
+        }
+        if self.args.is_empty() {
+            self.args.clone_from(&other.args);
+        }
+        if self.target.is_none() {
+            self.target.clone_from(&other.target);
+            self.target_type.clone_from(&other.target_type);
+        }
+        if self.user.is_none() {
+            self.user.clone_from(&other.user);
+        }
+    }
+}
+
+/// One published argument as the CLI spells it: keyword arguments travel as
+/// `{"__kwarg__": true, "test": true}`.
+fn cli_args(arg: &Value) -> Vec<String> {
+    match arg {
+        Value::Object(map) if map.get("__kwarg__") == Some(&Value::Bool(true)) => map
+            .iter()
+            .filter(|(k, _)| k.as_str() != "__kwarg__")
+            .map(|(k, v)| format!("{k}={}", python_literal(v)))
+            .collect(),
+        other => vec![python_literal(other)],
+    }
+}
+
+fn python_literal(v: &Value) -> String {
+    match v {
+        Value::Bool(true) => "True".into(),
+        Value::Bool(false) => "False".into(),
+        Value::Null => "None".into(),
+        other => scalar_text(other),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    #[test]
+    fn the_publish_event_gives_target_user_and_targeted_minions() {
+        let info = PublishInfo::from_event(&json!({
+            "tag": "salt/job/20261129170507123456/new",
+            "data": {"jid": "20261129170507123456", "fun": "state.apply",
+                     "arg": ["web", {"__kwarg__": true, "test": true}],
+                     "tgt": "*", "tgt_type": "glob", "user": "sudo_alice",
+                     "minions": ["db-02", "web01.prod.example.com"], "missing": [],
+                     "_stamp": "2026-11-29T17:05:07.123456"}
+        }))
+        .unwrap();
+        assert_eq!(info.jid, "20261129170507123456");
+        assert_eq!(info.args, ["web", "test=True"]);
+        assert_eq!(info.user.as_deref(), Some("sudo_alice"));
+        assert_eq!(info.minions.as_ref().unwrap().len(), 2);
+        assert_eq!(info.source, PublishSource::Event);
+    }
+
+    #[test]
+    fn a_list_target_reads_as_the_cli_spells_it() {
+        let info = PublishInfo::from_event(&json!({
+            "tag": "salt/job/1/new", "data": {"tgt": ["db-02", "offline-05"], "tgt_type": "list"}
+        }))
+        .unwrap();
+        assert_eq!(info.target.as_deref(), Some("db-02,offline-05"));
+    }
+
+    #[test]
+    fn other_events_are_not_publish_events() {
+        assert!(PublishInfo::from_event(&json!({"tag": "salt/job/1/ret/m", "data": {}})).is_none());
+        assert!(PublishInfo::from_event(&json!({"tag": "salt/auth", "data": {}})).is_none());
+    }
+
+    #[test]
+    fn an_overwritten_job_cache_load_keeps_what_it_has() {
+        let info = PublishInfo::from_job_cache(&json!({
+            "jid": "1", "load": {"fun": "cmd.run", "id": "db-02", "return": "x", "retcode": 0}
+        }))
+        .unwrap();
+        assert_eq!(info.fun.as_deref(), Some("cmd.run"));
+        assert_eq!(info.user, None);
+        assert_eq!(info.source, PublishSource::JobCache);
+    }
+}

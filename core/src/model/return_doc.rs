@@ -1,0 +1,263 @@
+use serde_json::{Map, Value};
+
+use super::state::StateReturn;
+
+/// One minion's return for one job, as the returner indexed it.
+#[derive(Clone, Debug, PartialEq)]
+pub struct ReturnDoc {
+    pub index: String,
+    pub id: String,
+    pub jid: String,
+    pub minion: String,
+    pub fun: String,
+    /// `@timestamp`: when the returner ran, ISO 8601 (UTC).
+    pub timestamp: Option<String>,
+    pub success: Option<bool>,
+    pub retcode: Option<i64>,
+    /// `counts` with `states_count` on: (succeeded, failed).
+    pub counts: Option<(u64, u64)>,
+    pub data: ReturnData,
+    /// What was missing or oddly shaped in the document, for the reader.
+    pub notes: Vec<String>,
+    /// The document as stored, for the raw view.
+    pub source: Value,
+}
+
+/// The `data` of a return, by shape.
+#[derive(Clone, Debug, PartialEq)]
+pub enum ReturnData {
+    States(StateReturn),
+    /// A state function whose return was not a dict, wrapped by the returner
+    /// as `{"return": …}` — a render error is a list of messages.
+    StateError(Vec<String>),
+    Text(String),
+    Structured(Value),
+    Missing,
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Outcome {
+    Succeeded,
+    Failed,
+    /// A runner's return (`salt-runner_*`, minion `<master>_master`): the
+    /// returner records `success: false` even when the runner worked.
+    Runner,
+}
+
+impl ReturnDoc {
+    /// Reads one search hit (`_index`, `_id`, `_source`).
+    pub fn from_hit(hit: &Value) -> ReturnDoc {
+        let empty = Map::new();
+        let source = hit.get("_source").cloned().unwrap_or(Value::Null);
+        let src = source.as_object().unwrap_or(&empty);
+        let mut notes = Vec::new();
+        if !source.is_object() {
+            notes.push("the hit has no _source object".to_string());
+        }
+        let mut text_field = |name: &str| match src.get(name) {
+            Some(Value::String(s)) => s.clone(),
+            Some(Value::Number(n)) => n.to_string(),
+            Some(other) => {
+                notes.push(format!("field `{name}` is not a string: {other}"));
+                other.to_string()
+            }
+            None => {
+                notes.push(format!("field `{name}` is missing"));
+                String::new()
+            }
+        };
+        let jid = text_field("jid");
+        let minion = text_field("minion");
+        let fun = text_field("fun");
+
+        let timestamp = src
+            .get("@timestamp")
+            .and_then(Value::as_str)
+            .map(str::to_string);
+        let success = match src.get("success") {
+            Some(Value::Bool(b)) => Some(*b),
+            Some(Value::String(s)) if s == "true" || s == "false" => Some(s == "true"),
+            Some(other) => {
+                notes.push(format!("field `success` is not a boolean: {other}"));
+                None
+            }
+            None => None,
+        };
+        let retcode = match src.get("retcode") {
+            Some(Value::Number(n)) => n.as_i64(),
+            Some(Value::String(s)) => s.trim().parse().ok(),
+            Some(Value::Bool(b)) => Some(i64::from(*b)),
+            _ => None,
+        };
+        if success.is_none() && retcode.is_none() {
+            notes.push("neither `success` nor `retcode` is present".to_string());
+        }
+        let counts = src.get("counts").and_then(|c| {
+            let succeeded = c.get("succeeded")?.as_u64()?;
+            let failed = c.get("failed")?.as_u64()?;
+            Some((succeeded, failed))
+        });
+        let data = ReturnData::read(&fun, src.get("data"), &mut notes);
+        ReturnDoc {
+            index: hit
+                .get("_index")
+                .and_then(Value::as_str)
+                .unwrap_or_default()
+                .to_string(),
+            id: hit
+                .get("_id")
+                .and_then(Value::as_str)
+                .unwrap_or_default()
+                .to_string(),
+            jid,
+            minion,
+            fun,
+            timestamp,
+            success,
+            retcode,
+            counts,
+            data,
+            notes,
+            source,
+        }
+    }
+
+    pub fn is_runner(&self) -> bool {
+        self.fun.starts_with("runner.")
+            || self.index.starts_with("salt-runner_")
+            || (self.minion.ends_with("_master") && self.index.contains("runner"))
+    }
+
+    /// The returner's own rule: success exactly when retcode is 0, a missing
+    /// retcode counting as 1.
+    pub fn outcome(&self) -> Outcome {
+        if self.is_runner() {
+            return Outcome::Runner;
+        }
+        let ok = self.success.unwrap_or(self.retcode == Some(0));
+        if ok {
+            Outcome::Succeeded
+        } else {
+            Outcome::Failed
+        }
+    }
+}
+
+impl ReturnData {
+    fn read(fun: &str, data: Option<&Value>, notes: &mut Vec<String>) -> ReturnData {
+        let Some(data) = data else {
+            notes.push("field `data` is missing".to_string());
+            return ReturnData::Missing;
+        };
+        if let Value::Object(map) = data {
+            if let Some(states) = StateReturn::read(map) {
+                notes.extend(states.notes.iter().cloned());
+                return ReturnData::States(states);
+            }
+            if super::is_state_function(fun) {
+                if let (1, Some(inner)) = (map.len(), map.get("return")) {
+                    return ReturnData::StateError(match inner {
+                        Value::Array(items) => items.iter().map(crate::text::scalar_text).collect(),
+                        other => vec![crate::text::scalar_text(other)],
+                    });
+                }
+                if !map.is_empty() {
+                    notes.push(format!(
+                        "`{fun}` returned an object without any state results"
+                    ));
+                }
+            }
+        }
+        match data {
+            Value::String(s) => ReturnData::Text(s.clone()),
+            Value::Number(_) | Value::Bool(_) | Value::Null => {
+                ReturnData::Text(crate::text::scalar_text(data))
+            }
+            other => ReturnData::Structured(other.clone()),
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    fn hit(source: Value) -> Value {
+        json!({"_index": "salt-cmd_run-v1", "_id": "x", "_source": source})
+    }
+
+    #[test]
+    fn a_cmd_run_return_is_text_with_its_retcode() {
+        let doc = ReturnDoc::from_hit(&hit(json!({
+            "@timestamp": "2026-11-29T17:05:07+00:00", "success": false, "retcode": 3,
+            "minion": "db-02", "fun": "cmd.run", "jid": "20261129170507123456",
+            "counts": {}, "data": "boom"
+        })));
+        assert_eq!(doc.data, ReturnData::Text("boom".into()));
+        assert_eq!(doc.outcome(), Outcome::Failed);
+        assert_eq!(doc.retcode, Some(3));
+        assert!(doc.notes.is_empty(), "{:?}", doc.notes);
+    }
+
+    #[test]
+    fn a_document_missing_fields_is_kept_with_notes() {
+        let doc = ReturnDoc::from_hit(&hit(json!({"jid": "1"})));
+        assert_eq!(doc.data, ReturnData::Missing);
+        assert!(doc.notes.iter().any(|n| n.contains("`minion` is missing")));
+        assert!(doc.notes.iter().any(|n| n.contains("`data` is missing")));
+        assert_eq!(doc.outcome(), Outcome::Failed);
+    }
+
+    #[test]
+    fn a_hit_without_source_does_not_panic() {
+        let doc = ReturnDoc::from_hit(&json!({"_id": "q"}));
+        assert_eq!(doc.id, "q");
+        assert!(doc.notes.iter().any(|n| n.contains("no _source")));
+    }
+
+    #[test]
+    fn a_render_error_is_a_state_error_not_a_structure() {
+        let doc = ReturnDoc::from_hit(&hit(json!({
+            "success": false, "retcode": 1, "minion": "m", "fun": "state.apply", "jid": "1",
+            "data": {"return": ["Rendering SLS 'base:broken' failed: mapping values"]}
+        })));
+        assert_eq!(
+            doc.data,
+            ReturnData::StateError(vec![
+                "Rendering SLS 'base:broken' failed: mapping values".into()
+            ])
+        );
+    }
+
+    #[test]
+    fn runner_returns_are_not_failures() {
+        let doc = ReturnDoc::from_hit(
+            &json!({"_index": "salt-runner_jobs_list_jobs-v1", "_id": "r",
+            "_source": {"success": false, "retcode": 1, "minion": "master_master",
+                        "fun": "runner.jobs.list_jobs", "jid": "1", "data": {}}}),
+        );
+        assert_eq!(doc.outcome(), Outcome::Runner);
+    }
+
+    #[test]
+    fn test_retcode_true_with_success_false_is_failed() {
+        let doc = ReturnDoc::from_hit(&hit(json!({
+            "success": false, "minion": "m", "fun": "test.retcode", "jid": "1", "data": true
+        })));
+        assert_eq!(doc.outcome(), Outcome::Failed);
+        assert_eq!(doc.data, ReturnData::Text("true".into()));
+    }
+
+    #[test]
+    fn missing_success_falls_back_to_retcode() {
+        let ok = ReturnDoc::from_hit(&hit(
+            json!({"retcode": 0, "minion": "m", "fun": "f", "jid": "1", "data": ""}),
+        ));
+        assert_eq!(ok.outcome(), Outcome::Succeeded);
+        let bad = ReturnDoc::from_hit(&hit(
+            json!({"minion": "m", "fun": "f", "jid": "1", "data": ""}),
+        ));
+        assert_eq!(bad.outcome(), Outcome::Failed);
+    }
+}
