@@ -1,1 +1,20 @@
-fn main() {}
+//! Saltscope, the web app: thin pages over `saltscope-core`.
+//!
+//! Only built for wasm32 (Trunk). On the host the crate is an empty binary so
+//! that `cargo test` at the root runs the core's tests and the engine
+//! integration tests without compiling leptos.
+
+#[cfg(target_arch = "wasm32")]
+mod api;
+#[cfg(target_arch = "wasm32")]
+mod engine;
+#[cfg(target_arch = "wasm32")]
+mod ui;
+
+fn main() {
+    #[cfg(target_arch = "wasm32")]
+    {
+        console_error_panic_hook::set_once();
+        leptos::mount::mount_to_body(ui::App);
+    }
+}
