@@ -1,0 +1,250 @@
+//! The views' queries against the real engine filled by real Salt runs
+//! (scripts/salt-data.sh): what each view shows must agree with the
+//! documents the returner wrote.
+
+mod common;
+
+use std::collections::{BTreeMap, BTreeSet};
+
+use saltscope_core::engine::{EngineError, SearchRequest};
+use saltscope_core::model::{HighstateSummary, Outcome, ReturnData, ReturnDoc};
+use saltscope_core::query::job::{job_searches, parse_job};
+use saltscope_core::query::jobs::{
+    attach_publish, job_list_search, parse_job_list, publish_searches, JobListPage, JobListRequest,
+};
+use serde_json::json;
+
+fn job_list_page(
+    engine: &common::TestEngine,
+    page_size: usize,
+    after: Option<String>,
+) -> JobListPage {
+    let request = JobListRequest { page_size, after };
+    let search = job_list_search(&engine.config, &engine.fields, &request);
+    let answer = engine
+        .msearch(&[search])
+        .remove(0)
+        .expect("job list search");
+    let mut page = parse_job_list(&answer, page_size);
+    let jids: Vec<String> = page.jobs.iter().map(|j| j.jid.clone()).collect();
+    if !jids.is_empty() {
+        let parts = engine.msearch(&publish_searches(&engine.config, &engine.fields, &jids));
+        attach_publish(&mut page, parts[0].as_ref().ok(), parts[1].as_ref().ok());
+    }
+    page
+}
+
+fn returns_by_jid(engine: &common::TestEngine) -> BTreeMap<String, Vec<ReturnDoc>> {
+    let mut by_jid: BTreeMap<String, Vec<ReturnDoc>> = BTreeMap::new();
+    for hit in engine.all_returns() {
+        let doc = ReturnDoc::from_hit(&hit);
+        by_jid.entry(doc.jid.clone()).or_default().push(doc);
+    }
+    by_jid
+}
+
+#[test]
+fn paging_the_job_list_lists_every_jid_once_newest_first_with_its_counts() {
+    let Some(engine) = common::engine() else {
+        return;
+    };
+    let expected = returns_by_jid(&engine);
+    assert!(
+        expected.len() >= 10,
+        "the Salt runs made only {} jobs",
+        expected.len()
+    );
+
+    let mut listed = Vec::new();
+    let mut after = None;
+    let mut pages = 0;
+    loop {
+        let page = job_list_page(&engine, 7, after.take());
+        pages += 1;
+        listed.extend(page.jobs);
+        match page.next_after {
+            Some(next) => after = Some(next),
+            None => break,
+        }
+        assert!(pages < 1000, "paging does not end");
+    }
+    let jids: Vec<&str> = listed.iter().map(|j| j.jid.as_str()).collect();
+    let mut sorted = jids.clone();
+    sorted.sort_unstable_by(|a, b| b.cmp(a));
+    sorted.dedup();
+    assert_eq!(jids, sorted, "jobs are listed once each, newest first");
+    assert_eq!(
+        jids.iter().map(|j| j.to_string()).collect::<BTreeSet<_>>(),
+        expected.keys().cloned().collect::<BTreeSet<_>>(),
+        "exactly the jids of return documents: no job-cache or event documents"
+    );
+    for job in &listed {
+        let docs = &expected[&job.jid];
+        let minions: BTreeSet<&str> = docs.iter().map(|d| d.minion.as_str()).collect();
+        assert_eq!(job.returned, minions.len() as u64, "minions of {}", job.jid);
+        let failed = docs
+            .iter()
+            .filter(|d| d.outcome() == Outcome::Failed)
+            .count() as u64;
+        assert_eq!(job.failed, failed, "failed minions of {}", job.jid);
+        assert_eq!(
+            job.functions.first(),
+            Some(&docs[0].fun),
+            "function of {}",
+            job.jid
+        );
+    }
+}
+
+#[test]
+fn a_multi_minion_state_apply_job_shows_every_minion_with_ordered_states_and_salts_counts() {
+    let Some(engine) = common::engine() else {
+        return;
+    };
+    let page = job_list_page(&engine, 500, None);
+    let job = page
+        .jobs
+        .iter()
+        .find(|j| {
+            j.functions == ["state.apply"]
+                && j.returned >= 4
+                && j.publish
+                    .as_ref()
+                    .is_some_and(|p| !p.args.iter().any(|a| a == "test=True"))
+        })
+        .expect("a state.apply job with at least four minions");
+    let publish = job.publish.as_ref().unwrap();
+    assert!(
+        publish.minions.as_ref().is_some_and(|m| m.len() >= 4),
+        "{publish:?}"
+    );
+    assert!(publish.user.is_some(), "the publish event names the user");
+
+    let detail = parse_job(
+        &job.jid,
+        engine.msearch(&job_searches(&engine.config, &engine.fields, &job.jid)),
+    )
+    .expect("job page");
+    assert_eq!(detail.returns.len() as u64, job.returned);
+    let mut outcomes = BTreeSet::new();
+    for ret in &detail.returns {
+        let ReturnData::States(states) = &ret.data else {
+            panic!("{} returned no states: {:?}", ret.minion, ret.data)
+        };
+        let nums: Vec<u64> = states
+            .runs
+            .iter()
+            .map(|r| r.run_num.expect("__run_num__"))
+            .collect();
+        let mut sorted = nums.clone();
+        sorted.sort_unstable();
+        assert_eq!(nums, sorted, "{} states in run order", ret.minion);
+        let summary = HighstateSummary::of(&states.runs);
+        if let Some((succeeded, failed)) = ret.counts {
+            assert_eq!(
+                (summary.succeeded, summary.failed),
+                (succeeded, failed),
+                "counts of {}",
+                ret.minion
+            );
+        }
+        assert_eq!(
+            summary.failed > 0,
+            ret.outcome() == Outcome::Failed,
+            "outcome of {}",
+            ret.minion
+        );
+        outcomes.insert(summary.failed > 0);
+        for run in &states.runs {
+            assert!(!run.id.is_empty() && run.function.contains('.'), "{run:?}");
+        }
+    }
+    assert_eq!(
+        outcomes.len(),
+        2,
+        "outcomes differ per minion: some fail, some succeed"
+    );
+}
+
+#[test]
+fn a_targeted_minion_that_never_answered_is_listed_as_missing() {
+    let Some(engine) = common::engine() else {
+        return;
+    };
+    let page = job_list_page(&engine, 500, None);
+    let job = page
+        .jobs
+        .iter()
+        .find(|j| j.missing().unwrap_or(0) > 0)
+        .expect("a job whose publish event targeted a minion that did not return");
+    let detail = parse_job(
+        &job.jid,
+        engine.msearch(&job_searches(&engine.config, &engine.fields, &job.jid)),
+    )
+    .expect("job page");
+    assert!(!detail.missing.is_empty());
+    assert!(detail.missing.iter().any(|m| !m.returned_to_master));
+    for m in &detail.missing {
+        assert!(detail.returns.iter().all(|r| r.minion != m.minion));
+    }
+}
+
+#[test]
+fn blacklisted_functions_write_no_returns_and_dotted_names_survive() {
+    let Some(engine) = common::engine() else {
+        return;
+    };
+    let docs: Vec<ReturnDoc> = engine
+        .all_returns()
+        .iter()
+        .map(ReturnDoc::from_hit)
+        .collect();
+    assert!(
+        docs.iter().all(|d| d.fun != "test.ping"),
+        "test.ping is blacklisted"
+    );
+    let dotted = docs.iter().any(|d| match &d.data {
+        ReturnData::States(s) => s
+            .runs
+            .iter()
+            .any(|r| r.id.contains('.') || r.name.contains('.')),
+        _ => false,
+    });
+    assert!(
+        dotted,
+        "state IDs or names with dots are recovered from the state fields"
+    );
+}
+
+#[test]
+fn engine_errors_carry_the_url_and_the_engines_reason() {
+    let Some(engine) = common::engine() else {
+        return;
+    };
+    let bad_query = SearchRequest::new(
+        &engine.config.index_pattern,
+        json!({"query": {"query_string": {"query": "fun:("}}}),
+    );
+    let err = engine
+        .msearch(&[bad_query])
+        .remove(0)
+        .expect_err("a syntax error");
+    let EngineError::Status {
+        status,
+        reason,
+        url,
+        ..
+    } = &err
+    else {
+        panic!("{err:?}")
+    };
+    assert_eq!(*status, 400);
+    assert!(url.ends_with("/_msearch"));
+    assert!(reason.to_lowercase().contains("parse"), "{reason}");
+
+    let missing = engine
+        .get("/no-such-index-saltscope/_search")
+        .expect_err("a missing index");
+    assert!(missing.is_index_not_found(), "{missing:?}");
+    assert!(missing.to_string().contains("no-such-index-saltscope"));
+}
