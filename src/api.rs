@@ -23,7 +23,13 @@ pub async fn job_list(
         return Ok(page);
     }
     let jids: Vec<String> = page.jobs.iter().map(|j| j.jid.clone()).collect();
-    match engine.msearch(&publish_searches(&engine.config, &engine.fields, &jids), signal).await {
+    match engine
+        .msearch(
+            &publish_searches(&engine.config, &engine.fields, &jids),
+            signal,
+        )
+        .await
+    {
         Ok(parts) => {
             for part in parts.iter().filter_map(|p| p.as_ref().err()) {
                 page.notes.push(format!("publish data unavailable: {part}"));
@@ -36,7 +42,13 @@ pub async fn job_list(
 }
 
 /// The job page in one round trip.
-pub async fn job(engine: &Engine, jid: &str, signal: Option<&AbortSignal>) -> Result<JobDetail, EngineError> {
-    let answers = engine.msearch(&job_searches(&engine.config, &engine.fields, jid), signal).await?;
+pub async fn job(
+    engine: &Engine,
+    jid: &str,
+    signal: Option<&AbortSignal>,
+) -> Result<JobDetail, EngineError> {
+    let answers = engine
+        .msearch(&job_searches(&engine.config, &engine.fields, jid), signal)
+        .await?;
     parse_job(jid, answers)
 }

@@ -3,7 +3,9 @@
 
 use gloo_net::http::{Request, RequestBuilder};
 use saltscope_core::config::AppConfig;
-use saltscope_core::engine::{msearch_body, split_msearch, EngineError, ProductInfo, SearchRequest};
+use saltscope_core::engine::{
+    msearch_body, split_msearch, EngineError, ProductInfo, SearchRequest,
+};
 use saltscope_core::query::FieldMap;
 use serde_json::Value;
 use web_sys::{AbortController, AbortSignal, RequestCache};
@@ -27,7 +29,10 @@ pub async fn connect() -> Result<Engine, EngineError> {
         .map_err(|e| unreachable(&url, e))?;
     let text = response.text().await.map_err(|e| unreachable(&url, e))?;
     if !response.ok() {
-        return Err(EngineError::Config(format!("{url} answered {}", response.status())));
+        return Err(EngineError::Config(format!(
+            "{url} answered {}",
+            response.status()
+        )));
     }
     let config = AppConfig::parse(&text)?;
     let root_url = format!("{}/", config.engine_url);
@@ -42,7 +47,11 @@ pub async fn connect() -> Result<Engine, EngineError> {
         FieldMap::CAPS_FIELDS
     );
     let fields = FieldMap::from_field_caps(&get_json(&caps_url, None).await?);
-    Ok(Engine { config, product, fields })
+    Ok(Engine {
+        config,
+        product,
+        fields,
+    })
 }
 
 impl Engine {
@@ -64,7 +73,11 @@ impl Engine {
 }
 
 async fn get_json(url: &str, signal: Option<&AbortSignal>) -> Result<Value, EngineError> {
-    send(url, with_defaults(Request::get(url)).abort_signal(signal).send()).await
+    send(
+        url,
+        with_defaults(Request::get(url)).abort_signal(signal).send(),
+    )
+    .await
 }
 
 fn with_defaults(builder: RequestBuilder) -> RequestBuilder {
@@ -91,7 +104,9 @@ async fn send(
 fn unreachable(url: &str, error: gloo_net::Error) -> EngineError {
     EngineError::Unreachable {
         url: url.to_string(),
-        detail: format!("{error} (is the engine running, and does it allow this origin through CORS?)"),
+        detail: format!(
+            "{error} (is the engine running, and does it allow this origin through CORS?)"
+        ),
     }
 }
 

@@ -6,7 +6,9 @@ use saltscope_core::engine::EngineError;
 pub fn ErrorPanel(error: EngineError) -> impl IntoView {
     let title = match &error {
         EngineError::Unreachable { .. } => "The engine cannot be reached",
-        EngineError::Status { status, .. } if *status == 401 || *status == 403 => "The engine refused access",
+        EngineError::Status { status, .. } if *status == 401 || *status == 403 => {
+            "The engine refused access"
+        }
         EngineError::Status { .. } => "The engine answered with an error",
         EngineError::BadResponse { .. } => "The engine's answer could not be read",
         EngineError::Config(_) => "config.json is not valid",

@@ -16,7 +16,10 @@ pub fn JobListPage() -> impl IntoView {
     let after = Memo::new(move |_| query.read().get("after"));
     let aborter = StoredValue::new_local(Aborter::default());
     let jobs = LocalResource::new(move || {
-        let request = JobListRequest { page_size: DEFAULT_PAGE_SIZE, after: after.get() };
+        let request = JobListRequest {
+            page_size: DEFAULT_PAGE_SIZE,
+            after: after.get(),
+        };
         let signal = aborter.try_update_value(Aborter::renew);
         async move {
             let engine = connection.await?;
@@ -79,12 +82,20 @@ fn job_row(job: JobSummary) -> impl IntoView {
         (Some(t), _) => t.clone(),
         _ => String::new(),
     };
-    let missing = job.missing().filter(|m| *m > 0).map(|m| m.to_string()).unwrap_or_default();
+    let missing = job
+        .missing()
+        .filter(|m| *m > 0)
+        .map(|m| m.to_string())
+        .unwrap_or_default();
     let states = job
         .state_counts
         .map(|(ok, bad)| format!("{ok} succeeded, {bad} failed"))
         .unwrap_or_default();
-    let succeeded = if job.runner { String::new() } else { job.succeeded().to_string() };
+    let succeeded = if job.runner {
+        String::new()
+    } else {
+        job.succeeded().to_string()
+    };
     let href = format!("/job/{}", job.jid);
     let any_missing = !missing.is_empty();
     view! {

@@ -121,8 +121,15 @@ fn MissingList(missing: Vec<MissingMinion>) -> impl IntoView {
 fn MinionReturn(ret: ReturnDoc) -> impl IntoView {
     let outcome = ret.outcome();
     let raw = serde_json::to_string_pretty(&ret.source).unwrap_or_default();
-    let retcode = ret.retcode.map(|c| format!("retcode {c}")).unwrap_or_else(|| "no retcode".into());
-    let when = ret.timestamp.as_deref().map(utc_timestamp).unwrap_or_default();
+    let retcode = ret
+        .retcode
+        .map(|c| format!("retcode {c}"))
+        .unwrap_or_else(|| "no retcode".into());
+    let when = ret
+        .timestamp
+        .as_deref()
+        .map(utc_timestamp)
+        .unwrap_or_default();
     let body = match ret.data {
         ReturnData::States(states) => view! {
             <SummaryLines runs=states.runs.clone()/>
@@ -172,6 +179,12 @@ fn outcome_label(outcome: Outcome) -> &'static str {
 fn anchor(minion: &str) -> String {
     minion
         .chars()
-        .map(|c| if c.is_ascii_alphanumeric() || c == '-' || c == '.' || c == '_' { c } else { '_' })
+        .map(|c| {
+            if c.is_ascii_alphanumeric() || c == '-' || c == '.' || c == '_' {
+                c
+            } else {
+                '_'
+            }
+        })
         .collect()
 }

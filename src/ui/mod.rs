@@ -14,7 +14,6 @@ use saltscope_core::engine::EngineError;
 
 use crate::engine::{connect, Engine};
 
-
 /// The connection to the engine, shared by every page: pages await it
 /// before their own requests, so a bad config or a down engine shows on
 /// whatever page was opened.
@@ -45,13 +44,15 @@ pub fn App() -> impl IntoView {
 #[component]
 fn EngineBadge() -> impl IntoView {
     let connection = expect_context::<Connection>();
-    move || match connection.get() {
+    move || {
+        match connection.get() {
         None => view! { <span class="engine">"connecting…"</span> }.into_any(),
         Some(Ok(engine)) => view! {
             <span class="engine" title=engine.config.engine_url.clone()>{engine.product.label()}</span>
         }
         .into_any(),
         Some(Err(_)) => view! { <span class="engine engine-down">"engine unavailable"</span> }.into_any(),
+    }
     }
 }
 

@@ -74,7 +74,12 @@ fn changes_view(changes: &Value) -> AnyView {
                 .collect_view();
             let rest: serde_json::Map<String, Value> = changes
                 .as_object()
-                .map(|m| m.iter().filter(|(k, _)| *k != "diff").map(|(k, v)| (k.clone(), v.clone())).collect())
+                .map(|m| {
+                    m.iter()
+                        .filter(|(k, _)| *k != "diff")
+                        .map(|(k, v)| (k.clone(), v.clone()))
+                        .collect()
+                })
                 .unwrap_or_default();
             return view! {
                 <pre class="diff">{lines}</pre>

@@ -21,7 +21,9 @@ pub fn value_tree(value: &Value) -> AnyView {
                 .collect_view();
             view! { <ul class="tree">{entries}</ul> }.into_any()
         }
-        Value::String(s) if s.contains('\n') => view! { <pre class="text">{s.clone()}</pre> }.into_any(),
+        Value::String(s) if s.contains('\n') => {
+            view! { <pre class="text">{s.clone()}</pre> }.into_any()
+        }
         other => {
             let text = saltscope_core::text::scalar_text(other);
             view! { <span class="scalar">{text}</span> }.into_any()
