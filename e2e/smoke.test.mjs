@@ -1,0 +1,28 @@
+// Smoke test: the app loads from nginx, the wasm boots and renders its
+// heading, and the browser reports no errors (CSP, MIME type, panics...).
+import { test, before, after } from 'node:test';
+import assert from 'node:assert/strict';
+import { openBrowser, url, screenshot } from './harness.mjs';
+
+let b;
+before(async () => { b = await openBrowser(); });
+after(async () => { await b?.close(); });
+
+test('home page shows the Saltscope heading without errors', async () => {
+  const { page, errors } = await b.newPage();
+  const resp = await page.goto(url('/'));
+  assert.equal(resp.status(), 200);
+  const heading = page.getByRole('heading', { name: /Saltscope/ }).first();
+  await heading.waitFor({ state: 'visible' });
+  assert.match(await heading.textContent(), /Saltscope/);
+  await screenshot(page, 'smoke-home');
+  errors.assertNone();
+});
+
+test('deep link is served by the SPA fallback', async () => {
+  const { page, errors } = await b.newPage();
+  const resp = await page.goto(url('/job/20240101000000000000'));
+  assert.equal(resp.status(), 200);
+  await page.getByRole('heading', { name: /Saltscope/ }).first().waitFor({ state: 'visible' });
+  errors.assertNone({ consoleOk: true });
+});

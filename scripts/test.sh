@@ -1,0 +1,192 @@
+#!/usr/bin/env bash
+# THE test command (CI runs it through .ci/run):
+#
+#   scripts/test.sh [--engine opensearch|elasticsearch|both] [--skip-setup] [--no-e2e]
+#
+#  1. setup        scripts/setup.sh (installs what is missing; fast when warm)
+#  2. unit         cargo test --workspace --lib --bins      (no engine; fails fast)
+#  3. build        scripts/build.sh                         (trunk --release --offline)
+#  per engine product (ENGINE env or --engine; default opensearch):
+#  4. engine       ENGINE=<p> ENGINE_PORT=9250 scripts/engine.sh start
+#  5. salt-data    ES_URL=http://127.0.0.1:9250 scripts/salt-data.sh (real Salt runs)
+#  6. integration  ES_URL=... cargo test --workspace --test '*'
+#  7. nginx        NGINX_PORT=8090 ENGINE_URL=http://127.0.0.1:9250 scripts/nginx.sh start
+#  8. e2e          BASE_URL=http://127.0.0.1:8090 node --test e2e/
+#  then nginx and the engine are stopped (also on failure or Ctrl-C).
+# Prints a summary with step timings; last line "all: N passed, N failed".
+# Exit status is non-zero when any step fails.
+set -euo pipefail
+. "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
+cd "$SALTSCOPE_REPO"
+
+ENGINES=${ENGINE:-opensearch}
+SKIP_SETUP=0
+RUN_E2E=1
+while (( $# )); do
+  case $1 in
+    --engine) ENGINES=${2:?--engine needs opensearch|elasticsearch|both}; shift ;;
+    --engine=*) ENGINES=${1#*=} ;;
+    --skip-setup) SKIP_SETUP=1 ;;
+    --no-e2e) RUN_E2E=0 ;;
+    -h|--help) sed -n '2,20p' "$0"; exit 0 ;;
+    *) die "unknown argument: $1 (see --help)" ;;
+  esac
+  shift
+done
+case $ENGINES in
+  opensearch|elasticsearch) ;;
+  both) ENGINES="opensearch elasticsearch" ;;
+  *) die "--engine must be opensearch, elasticsearch or both (got '$ENGINES')" ;;
+esac
+
+TEST_ENGINE_PORT=${TEST_ENGINE_PORT:-9250}
+TEST_NGINX_PORT=${TEST_NGINX_PORT:-8090}
+ES_URL_TEST=http://127.0.0.1:$TEST_ENGINE_PORT
+LOGDIR=$SALTSCOPE_WORK/test-logs
+mkdir -p "$LOGDIR"
+
+T_ALL=$(now_s)
+STEPS=()            # "name|status|seconds|detail"
+PASSED=0
+FAILED=0
+FAILED_STEPS=0
+ENGINE_UP=""        # product of the engine we started
+NGINX_UP=0
+
+# ---- cleanup: never leave processes behind ---------------------------------------
+stop_nginx() {
+  if (( NGINX_UP )); then
+    NGINX_PORT=$TEST_NGINX_PORT scripts/nginx.sh stop || warn "nginx stop failed"
+    NGINX_UP=0
+  fi
+}
+stop_engine() {
+  if [[ -n "$ENGINE_UP" ]]; then
+    ENGINE=$ENGINE_UP ENGINE_PORT=$TEST_ENGINE_PORT scripts/engine.sh stop || warn "engine stop failed"
+    ENGINE_UP=""
+  fi
+}
+summary() {
+  local rc=$1 s name status secs detail
+  echo
+  echo "==================== scripts/test.sh summary ===================="
+  for s in "${STEPS[@]}"; do
+    IFS='|' read -r name status secs detail <<<"$s"
+    printf '  %-26s %-5s %7ss  %s\n' "$name" "$status" "$secs" "$detail"
+  done
+  printf '  %-26s %-5s %7ss\n' "total" "$( ((rc == 0)) && echo ok || echo FAIL)" \
+    "$(awk -v a="$T_ALL" -v b="$(now_s)" 'BEGIN{printf "%.1f", b-a}')"
+  echo "  logs: $LOGDIR"
+  echo "================================================================="
+  echo "all: $PASSED passed, $((FAILED + FAILED_STEPS)) failed"
+}
+on_exit() {
+  local rc=$?
+  trap - EXIT INT TERM
+  stop_nginx
+  stop_engine
+  if (( FAILED_STEPS + FAILED > 0 && rc == 0 )); then rc=1; fi
+  # a failure outside run_step (die, set -e) still counts as one
+  if (( rc != 0 && FAILED_STEPS + FAILED == 0 )); then FAILED_STEPS=1; fi
+  summary "$rc"
+  exit "$rc"
+}
+trap on_exit EXIT
+trap 'warn "interrupted"; exit 130' INT TERM
+
+# ---- counting -----------------------------------------------------------------------
+# Sum cargo's "test result: ok. N passed; M failed" lines and node's
+# "# pass N" / "# fail N" (tap) or "ℹ pass N" (spec) lines of a log.
+count_tests() {
+  local log=$1
+  awk '
+    /^test result: / {
+      if (match($0, /[0-9]+ passed/)) p += substr($0, RSTART, RLENGTH) + 0
+      if (match($0, /[0-9]+ failed/)) f += substr($0, RSTART, RLENGTH) + 0
+    }
+    /^(# |ℹ )pass [0-9]+$/ { p += $NF }
+    /^(# |ℹ )fail [0-9]+$/ { f += $NF }
+    END { print p + 0, f + 0 }
+  ' "$log"
+}
+
+# run_step [--daemon] NAME CMD... : run, tee to $LOGDIR/NAME.log, record
+# timing and counts; on failure the script exits (the EXIT trap cleans up).
+# --daemon: the command leaves a server running whose inherited stdout would
+# keep a tee pipe open forever, so write to the log file and print it after.
+run_step() {
+  local daemon=0
+  if [[ $1 == --daemon ]]; then daemon=1; shift; fi
+  local name=$1; shift
+  local log="$LOGDIR/${name//[^A-Za-z0-9_.-]/_}.log" t0 rc p f detail
+  echo
+  echo "---- [$name] $* ----"
+  t0=$(now_s)
+  set +e
+  if (( daemon )); then
+    "$@" >"$log" 2>&1 </dev/null
+    rc=$?
+    cat "$log"
+  else
+    "$@" 2>&1 </dev/null | tee "$log"
+    rc=${PIPESTATUS[0]}
+  fi
+  set -e
+  read -r p f < <(count_tests "$log")
+  PASSED=$((PASSED + p)); FAILED=$((FAILED + f))
+  detail=""
+  (( p + f > 0 )) && detail="$p passed, $f failed"
+  if (( rc != 0 )); then
+    (( f == 0 )) && FAILED_STEPS=$((FAILED_STEPS + 1))
+    STEPS+=("$name|FAIL|$(awk -v a="$t0" -v b="$(now_s)" 'BEGIN{printf "%.1f", b-a}')|exit $rc${detail:+; $detail}; log $log")
+    echo "---- [$name] FAILED (exit $rc) ----" >&2
+    exit "$rc"
+  fi
+  STEPS+=("$name|ok|$(awk -v a="$t0" -v b="$(now_s)" 'BEGIN{printf "%.1f", b-a}')|$detail")
+}
+skip_step() { STEPS+=("$1|skip|0.0|$2"); log "skipping $1: $2"; }
+
+require_script() {
+  [[ -x "$1" ]] || die "$1 is missing (or not executable): $2"
+}
+
+# ---- steps ----------------------------------------------------------------------------
+if (( SKIP_SETUP )); then skip_step setup "--skip-setup"; else run_step setup env SETUP_ENGINE="$([[ $ENGINES == *" "* ]] && echo all || echo "$ENGINES")" scripts/setup.sh; fi
+
+# Unit tests: core + the host-side parts of the app. ES_URL unset: no engine yet.
+run_step unit env -u ES_URL cargo test --workspace --lib --bins
+
+run_step build scripts/build.sh
+
+have_integration_tests() {
+  compgen -G "tests/*.rs" >/dev/null || compgen -G "core/tests/*.rs" >/dev/null
+}
+
+for product in $ENGINES; do
+  require_script scripts/engine.sh "the test engine cannot start"
+  require_script scripts/salt-data.sh "no Salt data can be produced"
+  if port_in_use "$TEST_ENGINE_PORT"; then
+    die "port $TEST_ENGINE_PORT is in use: stop whatever runs there (a previous test engine? ENGINE_PORT=$TEST_ENGINE_PORT scripts/engine.sh stop)"
+  fi
+  ENGINE_UP=$product   # set before start so that a half-started engine is stopped too
+  run_step --daemon "engine[$product]" env ENGINE="$product" ENGINE_PORT="$TEST_ENGINE_PORT" scripts/engine.sh start
+  run_step "salt-data[$product]" env ES_URL="$ES_URL_TEST" scripts/salt-data.sh
+
+  if have_integration_tests; then
+    run_step "integration[$product]" env ES_URL="$ES_URL_TEST" ENGINE="$product" \
+      cargo test --workspace --test '*'
+  else
+    skip_step "integration[$product]" "no tests/*.rs yet"
+  fi
+
+  if (( RUN_E2E )); then
+    NGINX_UP=1
+    run_step --daemon "nginx[$product]" env NGINX_PORT="$TEST_NGINX_PORT" ENGINE_URL="$ES_URL_TEST" scripts/nginx.sh start
+    run_step "e2e[$product]" env BASE_URL="http://127.0.0.1:$TEST_NGINX_PORT" ES_URL="$ES_URL_TEST" \
+      ENGINE="$product" node --test e2e/
+    stop_nginx
+  else
+    skip_step "e2e[$product]" "--no-e2e"
+  fi
+  stop_engine
+done
