@@ -8,13 +8,12 @@ let b;
 before(async () => { b = await openBrowser(); });
 after(async () => { await b?.close(); });
 
-test('home page shows the Saltscope heading without errors', async () => {
+test('home page shows the Saltscope banner and the job list without errors', async () => {
   const { page, errors } = await b.newPage();
   const resp = await page.goto(url('/'));
   assert.equal(resp.status(), 200);
-  const heading = page.getByRole('heading', { name: /Saltscope/ }).first();
-  await heading.waitFor({ state: 'visible' });
-  assert.match(await heading.textContent(), /Saltscope/);
+  await page.getByRole('banner').getByRole('link', { name: 'Saltscope' }).waitFor({ state: 'visible' });
+  await page.getByRole('heading', { name: 'Jobs', level: 1 }).waitFor({ state: 'visible' });
   await screenshot(page, 'smoke-home');
   errors.assertNone();
 });
@@ -23,6 +22,7 @@ test('deep link is served by the SPA fallback', async () => {
   const { page, errors } = await b.newPage();
   const resp = await page.goto(url('/job/20240101000000000000'));
   assert.equal(resp.status(), 200);
-  await page.getByRole('heading', { name: /Saltscope/ }).first().waitFor({ state: 'visible' });
+  await page.getByRole('heading', { name: 'Job 20240101000000000000' }).waitFor({ state: 'visible' });
+  await page.getByText('No return document holds this jid.').waitFor();
   errors.assertNone({ consoleOk: true });
 });

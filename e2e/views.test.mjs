@@ -1,0 +1,174 @@
+// The job list and the job page, against the nginx-served release build,
+// the real engine and the data real Salt wrote (scripts/salt-data.sh).
+// Expected values are computed here from the engine's own documents, in
+// JavaScript, independently of the Rust code under test.
+import { test, before, after } from 'node:test';
+import assert from 'node:assert/strict';
+import { openBrowser, url, readManifest, screenshot } from './harness.mjs';
+
+const ES_URL = (process.env.ES_URL || 'http://127.0.0.1:9250').replace(/\/+$/, '');
+let b;
+let manifest;
+before(async () => {
+  manifest = readManifest();
+  b = await openBrowser();
+});
+after(async () => { await b?.close(); });
+
+async function returnsOf(jid) {
+  const body = {
+    size: 1000,
+    query: { bool: { filter: [{ term: { 'jid.keyword': jid } }, { exists: { field: 'minion' } }] } },
+  };
+  const r = await fetch(`${ES_URL}/salt-*/_search`, {
+    method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify(body),
+  });
+  assert.equal(r.status, 200, `engine search for ${jid}`);
+  return (await r.json()).hits.hits.map((h) => h._source);
+}
+
+// What Salt's highstate outputter would show for one state return.
+function expectedStates(data) {
+  const runs = Object.values(data)
+    .filter((v) => v && typeof v === 'object' && 'result' in v)
+    .sort((a, b) => a.__run_num__ - b.__run_num__);
+  const changed = (c) => c && typeof c === 'object' && Object.keys(c).some((k) => k !== '_orig_key');
+  const ok = runs.filter((r) => r.result !== false).length;
+  const none = runs.filter((r) => r.result === null).length;
+  const nChanged = runs.filter((r) => changed(r.changes)).length;
+  const stats = [none ? `unchanged=${none}` : '', nChanged ? `changed=${nChanged}` : ''].filter(Boolean);
+  return {
+    rows: runs.map((r) => ({
+      id: r.__id__,
+      result: r.result === true ? 'True' : r.result === false ? 'False' : 'None',
+    })),
+    succeeded: `Succeeded: ${ok}` + (stats.length ? ` (${stats.join(', ')})` : ''),
+    failed: `Failed: ${runs.filter((r) => r.result === false).length}`,
+    total: `Total states run: ${runs.length}`,
+  };
+}
+
+async function stateRowsIn(section) {
+  return section.locator('table.states tbody tr').evaluateAll((rows) => rows.map((tr) => ({
+    id: tr.querySelector('.state-id').textContent,
+    result: tr.querySelector('.result').textContent.replace(/ \(did not run\)$/, ''),
+  })));
+}
+
+test('the job list shows the jobs Salt produced, newest first', async () => {
+  const { page, errors } = await b.newPage();
+  await page.goto(url('/'));
+  const multi = manifest.state_apply_multi;
+  const link = page.getByRole('link', { name: multi.jid, exact: true });
+  await link.waitFor();
+  const row = page.getByRole('row').filter({ has: link });
+  await assert.doesNotReject(row.getByRole('cell', { name: 'state.apply', exact: true }).waitFor());
+  assert.match(await row.textContent(), new RegExp(String(multi.returned.length)));
+  const jids = await page.locator('table.jobs tbody tr td:first-child').allTextContents();
+  assert.ok(jids.length >= 5, `rows: ${jids.length}`);
+  assert.deepEqual(jids, [...jids].sort().reverse(), 'newest first');
+  await screenshot(page, 'job-list');
+  errors.assertNone();
+});
+
+test('a multi-minion state.apply shows every minion with its states in run order and the right summary', async () => {
+  const { page, errors } = await b.newPage();
+  const { jid } = manifest.state_apply_multi;
+  const docs = await returnsOf(jid);
+  assert.ok(docs.length >= 4, `returns of ${jid}: ${docs.length}`);
+  await page.goto(url(`/job/${jid}`));
+  await page.getByRole('heading', { name: `Job ${jid}` }).waitFor();
+  for (const doc of docs) {
+    const section = page.getByRole('region', { name: doc.minion, exact: true });
+    await section.waitFor();
+    const want = expectedStates(doc.data);
+    assert.ok(want.rows.length > 5, `${doc.minion} has ${want.rows.length} states`);
+    assert.deepEqual(await stateRowsIn(section), want.rows, `states of ${doc.minion}`);
+    const summary = await section.getByLabel('Summary').textContent();
+    for (const line of [want.succeeded, want.failed, want.total]) {
+      assert.ok(summary.includes(line), `${doc.minion}: "${line}" in "${summary}"`);
+    }
+    const outcome = doc.success ? 'Succeeded' : 'Failed';
+    assert.ok((await section.getByRole('heading').textContent()).includes(outcome));
+  }
+  await screenshot(page, 'job-state-apply');
+  errors.assertNone();
+});
+
+test('a state comment holding <script> and <img onerror> shows as text and runs nothing', async () => {
+  const { page, errors } = await b.newPage();
+  let dialogs = 0;
+  page.on('dialog', async (d) => { dialogs += 1; await d.dismiss(); });
+  const { jid } = manifest.state_apply_multi;
+  await page.goto(url(`/job/${jid}`));
+  const comment = page.getByText('<script>alert(1)</script> and <img src=x onerror=alert(1)>').first();
+  await comment.waitFor();
+  assert.equal(await page.locator('main script, main img').count(), 0, 'no element was made from document text');
+  await page.waitForTimeout(300);
+  assert.equal(dialogs, 0, 'no script ran');
+  errors.assertNone();
+});
+
+test('a job targeting a minion that is not running lists it as missing', async () => {
+  const { page, errors } = await b.newPage();
+  const scenario = manifest.missing_minion;
+  const missing = scenario.minions.filter((m) => !scenario.returned.includes(m));
+  assert.ok(missing.length > 0, 'the scenario targets a minion that never returns');
+  await page.goto(url(`/job/${scenario.jid}`));
+  const list = page.getByRole('region', { name: 'Missing minions' });
+  await list.waitFor();
+  for (const m of missing) assert.ok((await list.textContent()).includes(m), m);
+  errors.assertNone();
+});
+
+test('a non-state job shows its return', async () => {
+  const { page, errors } = await b.newPage();
+  const { jid } = manifest.cmd_run;
+  const docs = await returnsOf(jid);
+  await page.goto(url(`/job/${jid}`));
+  for (const doc of docs) {
+    const section = page.getByRole('region', { name: doc.minion, exact: true });
+    await section.waitFor();
+    const shown = await section.locator('pre.return-text').textContent();
+    assert.equal(shown, String(doc.data), `return of ${doc.minion}`);
+  }
+  assert.ok(docs.some((d) => !d.success), 'one minion exited non-zero');
+  const failed = docs.find((d) => !d.success);
+  const heading = await page.getByRole('region', { name: failed.minion, exact: true }).getByRole('heading').textContent();
+  assert.match(heading, /Failed/);
+  assert.match(heading, new RegExp(`retcode ${failed.retcode}`));
+  errors.assertNone();
+});
+
+test('an unreachable engine gives a message naming the URL, not a blank page', async () => {
+  const { page, errors } = await b.newPage();
+  errors.ignore(/127\.0\.0\.1:9\//);
+  errors.ignore(/Failed to fetch|ERR_CONNECTION_REFUSED/);
+  await page.route('**/config.json', (route) => route.fulfill({
+    contentType: 'application/json',
+    body: JSON.stringify({ engine_url: 'http://127.0.0.1:9' }),
+  }));
+  await page.goto(url('/'));
+  const alert = page.getByRole('alert');
+  await alert.waitFor();
+  const text = await alert.textContent();
+  assert.match(text, /cannot be reached/);
+  assert.match(text, /http:\/\/127\.0\.0\.1:9\//);
+  errors.assertNone({ consoleOk: true });
+});
+
+test('an engine error answer shows the engine\'s reason', async () => {
+  const { page, errors } = await b.newPage();
+  errors.ignore(/HTTP 404/);
+  await page.route('**/config.json', (route) => route.fulfill({
+    contentType: 'application/json',
+    body: JSON.stringify({ engine_url: '/es/saltscope-no-such-index' }),
+  }));
+  await page.goto(url('/'));
+  const alert = page.getByRole('alert');
+  await alert.waitFor();
+  const text = await alert.textContent();
+  assert.match(text, /answered 404/);
+  assert.match(text, /no such index \[saltscope-no-such-index\]/);
+  errors.assertNone({ consoleOk: true });
+});
