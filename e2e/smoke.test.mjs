@@ -14,6 +14,9 @@ test('home page shows the Saltscope banner and the job list without errors', asy
   assert.equal(resp.status(), 200);
   await page.getByRole('banner').getByRole('link', { name: 'Saltscope' }).waitFor({ state: 'visible' });
   await page.getByRole('heading', { name: 'Jobs', level: 1 }).waitFor({ state: 'visible' });
+  // The banner names the engine as GET / describes it (version.distribution).
+  const product = process.env.ENGINE === 'elasticsearch' ? /^Elasticsearch \d+\.\d+\.\d+$/ : /^OpenSearch \d+\.\d+\.\d+$/;
+  await page.getByRole('banner').getByText(product).waitFor();
   await screenshot(page, 'smoke-home');
   errors.assertNone();
 });

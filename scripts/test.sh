@@ -4,12 +4,12 @@
 #   scripts/test.sh [--engine opensearch|elasticsearch|both] [--skip-setup] [--no-e2e]
 #
 #  1. setup        scripts/setup.sh (installs what is missing; fast when warm)
-#  2. unit         cargo test --workspace --lib --bins      (no engine; fails fast)
+#  2. unit         cargo test -p saltscope-core              (no engine; fails fast)
 #  3. build        scripts/build.sh                         (trunk --release --offline)
 #  per engine product (ENGINE env or --engine; default opensearch):
 #  4. engine       ENGINE=<p> ENGINE_PORT=9250 scripts/engine.sh start
 #  5. salt-data    ES_URL=http://127.0.0.1:9250 scripts/salt-data.sh (real Salt runs)
-#  6. integration  ES_URL=... cargo test --workspace --test '*'
+#  6. integration  ES_URL=... cargo test -p saltscope --tests
 #  7. nginx        NGINX_PORT=8090 ENGINE_URL=http://127.0.0.1:9250 scripts/nginx.sh start
 #  8. e2e          BASE_URL=http://127.0.0.1:8090 node --test e2e/
 #  then nginx and the engine are stopped (also on failure or Ctrl-C).
@@ -153,8 +153,8 @@ require_script() {
 # ---- steps ----------------------------------------------------------------------------
 if (( SKIP_SETUP )); then skip_step setup "--skip-setup"; else run_step setup env SETUP_ENGINE="$([[ $ENGINES == *" "* ]] && echo all || echo "$ENGINES")" scripts/setup.sh; fi
 
-# Unit tests: core + the host-side parts of the app. ES_URL unset: no engine yet.
-run_step unit env -u ES_URL cargo test --workspace --lib --bins
+# Unit tests: the core, on its own code and the real documents in tests/fixtures.
+run_step unit env -u ES_URL cargo test -p saltscope-core
 
 run_step build scripts/build.sh
 
@@ -170,7 +170,7 @@ for product in $ENGINES; do
 
   # SALTSCOPE_REQUIRE_ENGINE: the integration tests fail, not skip, without ES_URL.
   run_step "integration[$product]" env ES_URL="$ES_URL_TEST" ENGINE="$product" SALTSCOPE_REQUIRE_ENGINE=1 \
-    cargo test --workspace --test '*'
+    cargo test -p saltscope --tests
 
   if (( RUN_E2E )); then
     NGINX_UP=1

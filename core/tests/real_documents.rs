@@ -2,7 +2,9 @@
 //! (`tests/fixtures/`, made by `scripts/salt-data.sh --fixtures`; its README
 //! says how). Where these disagree with the returner's description, these win.
 
-use saltscope_core::model::{HighstateSummary, Outcome, PublishInfo, ReturnData, ReturnDoc, StateResult};
+use saltscope_core::model::{
+    HighstateSummary, Outcome, PublishInfo, ReturnData, ReturnDoc, StateResult,
+};
 use serde_json::Value;
 
 fn fixture(name: &str) -> Vec<Value> {
@@ -30,12 +32,26 @@ fn a_multi_minion_state_apply_reads_every_state_in_run_order_without_notes() {
         assert!(doc.notes.is_empty(), "{}: {:?}", doc.minion, doc.notes);
         let runs = states(doc);
         let nums: Vec<u64> = runs.iter().map(|r| r.run_num.unwrap()).collect();
-        assert!(nums.windows(2).all(|w| w[0] < w[1]), "{}: {nums:?}", doc.minion);
+        assert!(
+            nums.windows(2).all(|w| w[0] < w[1]),
+            "{}: {nums:?}",
+            doc.minion
+        );
         // Every entry of `data` with a result is a state; `_orig_key` is not.
-        let in_doc = doc.source["data"].as_object().unwrap().values().filter(|v| v.get("result").is_some()).count();
+        let in_doc = doc.source["data"]
+            .as_object()
+            .unwrap()
+            .values()
+            .filter(|v| v.get("result").is_some())
+            .count();
         assert_eq!(runs.len(), in_doc);
         let failed = HighstateSummary::of(runs).failed;
-        assert_eq!(failed > 0, doc.outcome() == Outcome::Failed, "{}", doc.minion);
+        assert_eq!(
+            failed > 0,
+            doc.outcome() == Outcome::Failed,
+            "{}",
+            doc.minion
+        );
     }
 }
 
@@ -43,9 +59,16 @@ fn a_multi_minion_state_apply_reads_every_state_in_run_order_without_notes() {
 fn dotted_state_ids_and_file_paths_come_back_from_the_state_fields() {
     let doc = &returns("state_apply_multi.json")[0];
     let runs = states(doc);
-    let conf = runs.iter().find(|r| r.id == "/tmp/saltscope/app.conf").expect("the dotted file state");
+    let conf = runs
+        .iter()
+        .find(|r| r.id == "/tmp/saltscope/app.conf")
+        .expect("the dotted file state");
     assert_eq!(conf.function, "file.managed");
-    assert!(conf.key.contains("/tmp/saltscope/app_conf"), "the key itself lost the dot: {}", conf.key);
+    assert!(
+        conf.key.contains("/tmp/saltscope/app_conf"),
+        "the key itself lost the dot: {}",
+        conf.key
+    );
     assert!(runs.iter().any(|r| r.id == "pkg.check.openssl.libs"));
 }
 
@@ -54,7 +77,9 @@ fn comments_keep_markup_tabs_and_newlines_as_text() {
     let docs = returns("state_apply_multi.json");
     let runs = states(&docs[0]);
     let xss = runs.iter().find(|r| r.id == "xss.comment.script").unwrap();
-    assert!(xss.comment.starts_with("Checked <script>alert(1)</script> and <img src=x onerror=alert(1)> on "));
+    assert!(xss
+        .comment
+        .starts_with("Checked <script>alert(1)</script> and <img src=x onerror=alert(1)> on "));
     let multi = runs.iter().find(|r| r.id == "multiline.comment").unwrap();
     assert!(multi.comment.contains("\n\tsecond line"));
 }
@@ -65,7 +90,9 @@ fn the_failed_minion_has_a_failed_requisite_that_did_not_run() {
     let db = docs.iter().find(|d| d.minion == "db-02").unwrap();
     assert_eq!(db.outcome(), Outcome::Failed);
     let runs = states(db);
-    assert!(runs.iter().any(|r| r.result == StateResult::False && r.comment.contains("requisite")));
+    assert!(runs
+        .iter()
+        .any(|r| r.result == StateResult::False && r.comment.contains("requisite")));
 }
 
 #[test]
@@ -73,7 +100,11 @@ fn test_mode_results_are_none_and_summarised_as_unchanged() {
     for doc in returns("state_apply_test.json") {
         let summary = HighstateSummary::of(states(&doc));
         assert!(summary.unchanged > 0, "{}", doc.minion);
-        assert!(summary.succeeded_line().contains("unchanged="), "{}", summary.succeeded_line());
+        assert!(
+            summary.succeeded_line().contains("unchanged="),
+            "{}",
+            summary.succeeded_line()
+        );
     }
 }
 
@@ -83,21 +114,43 @@ fn a_partial_order_prefix_does_not_change_the_run_order() {
     assert!(!docs.is_empty());
     for doc in &docs {
         let runs = states(doc);
-        let prefixed = runs.iter().filter(|r| saltscope_core::model::decode_state_key(&r.key).unwrap().order_prefix.is_some()).count();
-        assert!(prefixed > 0 && prefixed < runs.len(), "this fixture mixes prefixed and plain keys");
+        let prefixed = runs
+            .iter()
+            .filter(|r| {
+                saltscope_core::model::decode_state_key(&r.key)
+                    .unwrap()
+                    .order_prefix
+                    .is_some()
+            })
+            .count();
+        assert!(
+            prefixed > 0 && prefixed < runs.len(),
+            "this fixture mixes prefixed and plain keys"
+        );
         let nums: Vec<u64> = runs.iter().map(|r| r.run_num.unwrap()).collect();
         assert_eq!(nums, (0..runs.len() as u64).collect::<Vec<_>>());
-        assert!(runs.iter().all(|r| !r.id.is_empty() && r.function.contains('.')));
+        assert!(runs
+            .iter()
+            .all(|r| !r.id.is_empty() && r.function.contains('.')));
     }
 }
 
 #[test]
 fn the_returners_own_counts_agree_with_the_summary() {
     let mut checked = 0;
-    for doc in returns("salt_call_state_layouts.json").iter().chain(returns("ordered_partial_prefix.json").iter()) {
+    for doc in returns("salt_call_state_layouts.json")
+        .iter()
+        .chain(returns("ordered_partial_prefix.json").iter())
+    {
         if let (Some((succeeded, failed)), ReturnData::States(s)) = (doc.counts, &doc.data) {
             let summary = HighstateSummary::of(&s.runs);
-            assert_eq!((summary.succeeded, summary.failed), (succeeded, failed), "{} {}", doc.index, doc.jid);
+            assert_eq!(
+                (summary.succeeded, summary.failed),
+                (succeeded, failed),
+                "{} {}",
+                doc.index,
+                doc.jid
+            );
             checked += 1;
         }
     }
@@ -107,8 +160,13 @@ fn the_returners_own_counts_agree_with_the_summary() {
 #[test]
 fn a_render_error_is_shown_as_the_rendering_message() {
     for doc in returns("render_error.json") {
-        let ReturnData::StateError(lines) = &doc.data else { panic!("{:?}", doc.data) };
-        assert!(lines[0].starts_with("Rendering SLS 'base:broken' failed"), "{lines:?}");
+        let ReturnData::StateError(lines) = &doc.data else {
+            panic!("{:?}", doc.data)
+        };
+        assert!(
+            lines[0].starts_with("Rendering SLS 'base:broken' failed"),
+            "{lines:?}"
+        );
         assert_eq!(doc.outcome(), Outcome::Failed);
     }
 }
@@ -120,9 +178,16 @@ fn non_state_returns_keep_their_shape() {
     assert_eq!((db.retcode, db.outcome()), (Some(7), Outcome::Failed));
     assert!(matches!(db.data, ReturnData::Text(_)));
     let retcode = &returns("test_retcode.json")[0];
-    assert_eq!((retcode.outcome(), &retcode.data), (Outcome::Failed, &ReturnData::Text("true".into())));
-    assert!(returns("grains_item.json").iter().all(|d| matches!(d.data, ReturnData::Structured(_))));
-    assert!(returns("state_single.json").iter().all(|d| matches!(d.data, ReturnData::States(_))));
+    assert_eq!(
+        (retcode.outcome(), &retcode.data),
+        (Outcome::Failed, &ReturnData::Text("true".into()))
+    );
+    assert!(returns("grains_item.json")
+        .iter()
+        .all(|d| matches!(d.data, ReturnData::Structured(_))));
+    assert!(returns("state_single.json")
+        .iter()
+        .all(|d| matches!(d.data, ReturnData::States(_))));
 }
 
 #[test]
@@ -145,7 +210,10 @@ fn the_publish_event_and_job_cache_load_give_target_user_and_minions() {
     let multi = &events[0];
     assert_eq!(multi.fun.as_deref(), Some("state.apply"));
     assert_eq!(multi.args, ["saltscope"]);
-    assert_eq!(multi.target.as_deref(), Some("web01.prod.example.com,web02.prod.example.com,db-02,cache-03.example.org"));
+    assert_eq!(
+        multi.target.as_deref(),
+        Some("web01.prod.example.com,web02.prod.example.com,db-02,cache-03.example.org")
+    );
     assert_eq!(multi.minions.as_ref().map(Vec::len), Some(4));
     assert!(events.iter().all(|e| e.user.is_some()));
     let cached: Vec<PublishInfo> = fixture("job_cache.json")

@@ -36,9 +36,9 @@ pub fn StateTable(runs: Vec<StateRun>) -> impl IntoView {
 
 fn state_row(run: StateRun) -> impl IntoView {
     let class = match run.result {
-        StateResult::True => "state result-true",
-        StateResult::False => "state result-false",
-        StateResult::None => "state result-none",
+        StateResult::True => "state state-true",
+        StateResult::False => "state state-false",
+        StateResult::None => "state state-none",
     };
     let not_ran = run.state_ran == Some(false);
     let changes = run.changed().then(|| changes_view(&run.changes));
