@@ -6,7 +6,7 @@
 #  1. setup        scripts/setup.sh (installs what is missing; fast when warm)
 #  2. unit         cargo test -p saltscope-core              (no engine; fails fast)
 #  3. build        scripts/build.sh                         (trunk --release --offline)
-#  per engine product (ENGINE env or --engine; default opensearch):
+#  per engine product (ENGINE env or --engine; default both: OpenSearch, then Elasticsearch):
 #  4. engine       ENGINE=<p> ENGINE_PORT=9250 scripts/engine.sh start
 #  5. salt-data    ES_URL=http://127.0.0.1:9250 scripts/salt-data.sh (real Salt runs)
 #  6. integration  ES_URL=... cargo test -p saltscope --tests
@@ -19,7 +19,7 @@ set -euo pipefail
 . "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
 cd "$SALTSCOPE_REPO"
 
-ENGINES=${ENGINE:-opensearch}
+ENGINES=${ENGINE:-both}
 SKIP_SETUP=0
 RUN_E2E=1
 while (( $# )); do
