@@ -8,7 +8,7 @@ use std::collections::{BTreeMap, BTreeSet};
 
 use saltscope_core::engine::{EngineError, SearchRequest};
 use saltscope_core::model::{HighstateSummary, Outcome, ReturnData, ReturnDoc};
-use saltscope_core::query::job::{job_searches, parse_job};
+use saltscope_core::query::job::{job_searches, parse_job, JobDetail};
 use saltscope_core::query::jobs::{
     attach_publish, job_list_search, parse_job_list, publish_searches, JobListPage, JobListRequest,
 };
@@ -32,6 +32,15 @@ fn job_list_page(
         attach_publish(&mut page, parts[0].as_ref().ok(), parts[1].as_ref().ok());
     }
     page
+}
+
+/// The job page's one round trip, as the web app sends it.
+fn job_page(engine: &common::TestEngine, jid: &str) -> JobDetail {
+    parse_job(
+        jid,
+        engine.msearch(&job_searches(&engine.config, &engine.fields, jid)),
+    )
+    .expect("job page")
 }
 
 fn returns_by_jid(engine: &common::TestEngine) -> BTreeMap<String, Vec<ReturnDoc>> {
@@ -120,11 +129,7 @@ fn a_multi_minion_state_apply_job_shows_every_minion_with_ordered_states_and_sal
     );
     assert!(publish.user.is_some(), "the publish event names the user");
 
-    let detail = parse_job(
-        &job.jid,
-        engine.msearch(&job_searches(&engine.config, &engine.fields, &job.jid)),
-    )
-    .expect("job page");
+    let detail = job_page(&engine, &job.jid);
     assert_eq!(detail.returns.len() as u64, job.returned);
     let mut outcomes = BTreeSet::new();
     for ret in &detail.returns {
@@ -177,11 +182,7 @@ fn a_targeted_minion_that_never_answered_is_listed_as_missing() {
         .iter()
         .find(|j| j.missing().unwrap_or(0) > 0)
         .expect("a job whose publish event targeted a minion that did not return");
-    let detail = parse_job(
-        &job.jid,
-        engine.msearch(&job_searches(&engine.config, &engine.fields, &job.jid)),
-    )
-    .expect("job page");
+    let detail = job_page(&engine, &job.jid);
     assert!(!detail.missing.is_empty());
     assert!(detail.missing.iter().any(|m| !m.returned_to_master));
     for m in &detail.missing {

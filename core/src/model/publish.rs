@@ -86,21 +86,27 @@ impl PublishInfo {
         }
     }
 
-    /// Publish data is worth showing only when it says more than the jid.
-    pub fn fill_from(&mut self, other: &PublishInfo) {
-        if self.fun.is_none() {
-            self.fun.clone_from(&other.fun);
+    /// The publish data of one job from both sources: the event, which is
+    /// complete, with the job-cache load filling in what the event lacks.
+    pub fn merge(event: Option<PublishInfo>, cached: Option<PublishInfo>) -> Option<PublishInfo> {
+        let (mut event, cached) = match (event, cached) {
+            (Some(e), Some(c)) => (e, c),
+            (e, c) => return e.or(c),
+        };
+        if event.fun.is_none() {
+            event.fun = cached.fun;
         }
-        if self.args.is_empty() {
-            self.args.clone_from(&other.args);
+        if event.args.is_empty() {
+            event.args = cached.args;
         }
-        if self.target.is_none() {
-            self.target.clone_from(&other.target);
-            self.target_type.clone_from(&other.target_type);
+        if event.target.is_none() {
+            event.target = cached.target;
+            event.target_type = cached.target_type;
         }
-        if self.user.is_none() {
-            self.user.clone_from(&other.user);
+        if event.user.is_none() {
+            event.user = cached.user;
         }
+        Some(event)
     }
 }
 
@@ -162,6 +168,28 @@ mod tests {
     fn other_events_are_not_publish_events() {
         assert!(PublishInfo::from_event(&json!({"tag": "salt/job/1/ret/m", "data": {}})).is_none());
         assert!(PublishInfo::from_event(&json!({"tag": "salt/auth", "data": {}})).is_none());
+    }
+
+    #[test]
+    fn the_event_wins_and_the_job_cache_fills_only_its_gaps() {
+        let event = PublishInfo {
+            jid: "1".into(),
+            user: Some("sudo_alice".into()),
+            ..PublishInfo::default()
+        };
+        let cached = PublishInfo {
+            jid: "1".into(),
+            fun: Some("cmd.run".into()),
+            user: Some("root".into()),
+            source: PublishSource::JobCache,
+            ..PublishInfo::default()
+        };
+        let merged = PublishInfo::merge(Some(event), Some(cached.clone())).unwrap();
+        assert_eq!(merged.user.as_deref(), Some("sudo_alice"));
+        assert_eq!(merged.fun.as_deref(), Some("cmd.run"));
+        assert_eq!(merged.source, PublishSource::Event);
+        assert_eq!(PublishInfo::merge(None, Some(cached.clone())), Some(cached));
+        assert_eq!(PublishInfo::merge(None, None), None);
     }
 
     #[test]

@@ -140,13 +140,7 @@ pub fn parse_job(
             .iter()
             .find_map(|h| PublishInfo::from_job_cache(h.get("_source")?))
     });
-    let publish = match (event, cached) {
-        (Some(mut e), Some(c)) => {
-            e.fill_from(&c);
-            Some(e)
-        }
-        (e, c) => e.or(c),
-    };
+    let publish = PublishInfo::merge(event, cached);
 
     let ret_prefix = format!("salt/job/{jid}/ret/");
     let ret_events: Vec<String> = ret_events_answer

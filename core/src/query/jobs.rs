@@ -230,16 +230,8 @@ pub fn attach_publish(page: &mut JobListPage, events: Option<&Value>, job_cache:
         .unwrap_or_default();
     for job in &mut page.jobs {
         let event = from_events.iter().find(|p| p.jid == job.jid).cloned();
-        let cached = from_cache.iter().find(|p| p.jid == job.jid);
-        job.publish = match (event, cached) {
-            (Some(mut e), Some(c)) => {
-                e.fill_from(c);
-                Some(e)
-            }
-            (Some(e), None) => Some(e),
-            (None, Some(c)) => Some(c.clone()),
-            (None, None) => None,
-        };
+        let cached = from_cache.iter().find(|p| p.jid == job.jid).cloned();
+        job.publish = PublishInfo::merge(event, cached);
     }
 }
 
