@@ -71,6 +71,67 @@ pub fn utc_timestamp(raw: &str) -> String {
     }
 }
 
+/// Shell-style matching: `*` any run of characters, `?` one character.
+pub fn glob_match(pattern: &str, text: &str) -> bool {
+    let (p, t): (Vec<char>, Vec<char>) = (pattern.chars().collect(), text.chars().collect());
+    let (mut pi, mut ti, mut star, mut mark) = (0, 0, None, 0);
+    while ti < t.len() {
+        if pi < p.len() && (p[pi] == '?' || p[pi] == t[ti]) {
+            pi += 1;
+            ti += 1;
+        } else if pi < p.len() && p[pi] == '*' {
+            star = Some(pi);
+            mark = ti;
+            pi += 1;
+        } else if let Some(s) = star {
+            pi = s + 1;
+            mark += 1;
+            ti = mark;
+        } else {
+            return false;
+        }
+    }
+    p[pi..].iter().all(|c| *c == '*')
+}
+
+/// Epoch milliseconds as ISO 8601 UTC with milliseconds (`…T17:05:07.171Z`).
+pub fn iso_millis(ms: i64) -> String {
+    chrono::DateTime::from_timestamp_millis(ms)
+        .map(|t| t.format("%Y-%m-%dT%H:%M:%S%.3fZ").to_string())
+        .unwrap_or_else(|| ms.to_string())
+}
+
+/// Epoch milliseconds as `YYYY-MM-DD hh:mm:ss UTC` for people.
+pub fn utc_millis(ms: i64) -> String {
+    chrono::DateTime::from_timestamp_millis(ms)
+        .map(|t| t.format("%Y-%m-%d %H:%M:%S UTC").to_string())
+        .unwrap_or_else(|| ms.to_string())
+}
+
+/// Reads a time a person or a link gives: RFC 3339 (`2026-12-01T10:00:00Z`,
+/// with an offset or fraction), or without zone as a date-time input gives
+/// it (`2026-12-01T10:00`, taken as UTC), or a bare date (midnight UTC).
+pub fn parse_utc(text: &str) -> Option<i64> {
+    let text = text.trim();
+    if let Ok(t) = chrono::DateTime::parse_from_rfc3339(text) {
+        return Some(t.timestamp_millis());
+    }
+    for format in [
+        "%Y-%m-%dT%H:%M:%S%.f",
+        "%Y-%m-%dT%H:%M",
+        "%Y-%m-%d %H:%M:%S%.f",
+        "%Y-%m-%d %H:%M",
+    ] {
+        if let Ok(t) = chrono::NaiveDateTime::parse_from_str(text, format) {
+            return Some(t.and_utc().timestamp_millis());
+        }
+    }
+    chrono::NaiveDate::parse_from_str(text, "%Y-%m-%d")
+        .ok()
+        .and_then(|d| d.and_hms_opt(0, 0, 0))
+        .map(|t| t.and_utc().timestamp_millis())
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -108,6 +169,30 @@ mod tests {
             "2026-11-29 17:05:07 UTC"
         );
         assert_eq!(utc_timestamp("yesterday"), "yesterday");
+    }
+
+    #[test]
+    fn times_read_from_links_and_inputs_and_print_back() {
+        assert_eq!(parse_utc("2026-12-01T00:00:00Z"), Some(1_796_083_200_000));
+        assert_eq!(
+            parse_utc("2026-12-01T02:00:00+02:00"),
+            Some(1_796_083_200_000)
+        );
+        assert_eq!(parse_utc("2026-12-01T00:00"), Some(1_796_083_200_000));
+        assert_eq!(parse_utc("2026-12-01"), Some(1_796_083_200_000));
+        assert_eq!(parse_utc("soon"), None);
+        assert_eq!(iso_millis(1_796_083_200_123), "2026-12-01T00:00:00.123Z");
+        assert_eq!(utc_millis(1_796_083_200_123), "2026-12-01 00:00:00 UTC");
+    }
+
+    #[test]
+    fn globs_match_like_salts_targets() {
+        assert!(glob_match("cmd.*", "cmd.run"));
+        assert!(glob_match("web0?.prod.*", "web01.prod.example.com"));
+        assert!(glob_match("*", ""));
+        assert!(!glob_match("cmd.*", "state.apply"));
+        assert!(!glob_match("web?", "web10"));
+        assert!(glob_match("*a*b", "xxaxxb"));
     }
 
     #[test]

@@ -2,6 +2,7 @@
 //! whatever is missing or oddly shaped becomes a visible note, never a panic
 //! and never a dropped document.
 
+pub mod output;
 mod publish;
 mod return_doc;
 mod state;

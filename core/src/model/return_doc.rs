@@ -123,9 +123,8 @@ impl ReturnDoc {
     }
 
     pub fn is_runner(&self) -> bool {
-        self.fun.starts_with("runner.")
-            || self.index.starts_with("salt-runner_")
-            || (self.minion.ends_with("_master") && self.index.contains("runner"))
+        // Whatever the index prefix (`salt-`, or another returner's).
+        self.fun.starts_with("runner.") || self.index.contains("-runner_")
     }
 
     /// The returner's own rule: success exactly when retcode is 0, a missing

@@ -1,40 +1,107 @@
-//! The job list (`get_jids`): one row per jid, newest first.
+//! The job list (`get_jids`): one row per jid, newest first, filtered.
 //!
-//! Round trip 1 is a composite aggregation on jid, descending — jids are
-//! start times, so this pages in time order at any depth without
-//! `from`/`size`. Round trip 2 is one `_msearch` that fetches the publish
-//! events and job-cache loads of the page's jids.
+//! Round trip 1 is one `_msearch` of three searches: the page of jids (a
+//! composite aggregation on jid — jids are start times, so it pages in time
+//! order at any depth without `from`/`size`), the histogram with the totals,
+//! and the function suggestions. Round trip 2 is one `_msearch` with every
+//! return's statistics for the page's jids, their publish events and their
+//! job-cache loads.
 
 use serde_json::{json, Value};
 
+use super::filter::{failed_clause, runner_clause, JobFilter, OutcomeFilter};
+use super::histogram::{histogram_agg, parse_histogram, Histogram};
 use super::{returns_filter, FieldMap};
 use crate::config::AppConfig;
-use crate::engine::SearchRequest;
+use crate::engine::{EngineError, SearchRequest};
 use crate::model::PublishInfo;
+use crate::text::scalar_text;
 
 pub const DEFAULT_PAGE_SIZE: usize = 50;
+/// "All succeeded" is decided per job after the fact: look at this many
+/// times a page's jids to fill a page.
+const SUCCEEDED_OVERFETCH: usize = 4;
+/// Failed minions named in a job's row, at most.
+pub const FAILED_MINIONS_SHOWN: usize = 10;
 
-/// Which page of the job list to fetch.
+/// Where a page of the job list starts.
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub enum Cursor {
+    /// The newest jobs.
+    #[default]
+    Newest,
+    /// Jobs older than this jid (the "Older" link).
+    After(String),
+    /// Jobs newer than this jid (the "Newer" link).
+    Before(String),
+}
+
+impl Cursor {
+    pub fn from_query<'a>(get: impl Fn(&str) -> Option<&'a str>) -> Cursor {
+        match (get("after"), get("before")) {
+            (Some(a), _) if !a.is_empty() => Cursor::After(a.to_string()),
+            (_, Some(b)) if !b.is_empty() => Cursor::Before(b.to_string()),
+            _ => Cursor::Newest,
+        }
+    }
+
+    pub fn to_query(&self) -> Option<(&'static str, String)> {
+        match self {
+            Cursor::Newest => None,
+            Cursor::After(j) => Some(("after", j.clone())),
+            Cursor::Before(j) => Some(("before", j.clone())),
+        }
+    }
+}
+
+/// Which page of which jobs to fetch.
+#[derive(Clone, Debug, PartialEq, Eq)]
 pub struct JobListRequest {
+    pub filter: JobFilter,
     pub page_size: usize,
-    /// The last jid of the previous page: the list continues after it.
-    pub after: Option<String>,
+    pub cursor: Cursor,
+    /// "Now" for relative time ranges, epoch ms.
+    pub now_ms: i64,
+    /// Function patterns hidden unless the filter shows noise.
+    pub noisy: Vec<String>,
+}
+
+impl JobListRequest {
+    pub fn new(filter: JobFilter, now_ms: i64) -> JobListRequest {
+        JobListRequest {
+            filter,
+            page_size: DEFAULT_PAGE_SIZE,
+            cursor: Cursor::Newest,
+            now_ms,
+            noisy: Vec::new(),
+        }
+    }
+
+    fn size(&self) -> usize {
+        if self.page_size == 0 {
+            DEFAULT_PAGE_SIZE
+        } else {
+            self.page_size
+        }
+    }
 }
 
 /// One job in the list.
-#[derive(Clone, Debug, PartialEq)]
+#[derive(Clone, Debug, Default, PartialEq)]
 pub struct JobSummary {
     pub jid: String,
     /// The job's function; several only if returns disagree.
     pub functions: Vec<String>,
-    /// Earliest `@timestamp` among the returns (UTC, ISO 8601).
-    pub first_return: Option<String>,
+    /// Earliest and latest `@timestamp` among the returns (epoch ms).
+    pub first_return_ms: Option<i64>,
+    pub last_return_ms: Option<i64>,
     /// Minions with a return document.
     pub returned: u64,
     /// Minions whose return failed (runner returns excluded).
     pub failed: u64,
-    /// A runner job (`salt-runner_*`): its `success: false` means nothing.
+    /// Some of the failed minions, for the expanded row.
+    pub failed_minions: Vec<String>,
+    /// A runner job (`runner.*`): its `success: false` means nothing.
     pub runner: bool,
     /// Summed `counts` (succeeded, failed) where `states_count` wrote them.
     pub state_counts: Option<(u64, u64)>,
@@ -55,133 +122,372 @@ impl JobSummary {
         let targeted = self.publish.as_ref()?.minions.as_ref()?.len() as u64;
         Some(targeted.saturating_sub(self.returned))
     }
+
+    /// Changes whenever anything shown in the row changes: the key of a
+    /// keyed list, so an auto-refresh redraws exactly the rows that moved.
+    pub fn version(&self) -> String {
+        format!(
+            "{}:{}:{}:{}:{:?}:{}",
+            self.jid,
+            self.returned,
+            self.failed,
+            self.last_return_ms.unwrap_or(0),
+            self.state_counts,
+            self.publish.is_some()
+        )
+    }
 }
 
 #[derive(Clone, Debug, Default, PartialEq)]
 pub struct JobListPage {
     pub jobs: Vec<JobSummary>,
-    /// Approximate number of jobs (cardinality) across all pages.
+    /// Approximate number of jobs (cardinality) that match, all pages.
     pub total_jobs: Option<u64>,
-    /// Where the next page starts; `None` on the last page.
-    pub next_after: Option<String>,
+    /// Returns that match, all pages.
+    pub total_returns: Option<u64>,
+    /// The "Older" link; `None` on the last page.
+    pub older: Option<Cursor>,
+    /// The "Newer" link; `None` on the newest page.
+    pub newer: Option<Cursor>,
+    pub histogram: Option<Histogram>,
+    /// Functions seen in the time range, most frequent first, for the
+    /// function filter's suggestions.
+    pub functions: Vec<(String, u64)>,
     pub notes: Vec<String>,
 }
 
-pub fn job_list_search(
+/// Round trip 1: the page of jids, the histogram with totals, and the
+/// function suggestions, in the order [`parse_job_list`] reads them.
+pub fn job_list_searches(
     config: &AppConfig,
     fields: &FieldMap,
     request: &JobListRequest,
-) -> SearchRequest {
-    let (filter, must_not) = returns_filter(config);
-    let size = if request.page_size == 0 {
-        DEFAULT_PAGE_SIZE
-    } else {
-        request.page_size
+) -> Vec<SearchRequest> {
+    let filter = &request.filter;
+    let query = filter.returns_query_with_outcome(config, fields, &request.noisy, request.now_ms);
+    let size = request.size();
+    let fetch = match filter.outcome {
+        OutcomeFilter::AllSucceeded => (size * SUCCEEDED_OVERFETCH).min(1000),
+        // One more than shown tells whether an older page exists.
+        _ => size + 1,
+    };
+    let (order, after) = match &request.cursor {
+        Cursor::Newest => ("desc", None),
+        Cursor::After(jid) => ("desc", Some(jid)),
+        Cursor::Before(jid) => ("asc", Some(jid)),
     };
     let mut composite = json!({
-        "size": size,
-        "sources": [{"jid": {"terms": {"field": fields.jid, "order": "desc"}}}]
+        "size": fetch,
+        "sources": [{"jid": {"terms": {"field": fields.jid, "order": order}}}]
     });
-    if let Some(after) = &request.after {
+    if let Some(after) = after {
         composite["after"] = json!({"jid": after});
     }
-    let body = json!({
+    let page = json!({
+        "size": 0,
+        "query": query,
+        "aggs": {"jobs": {
+            "composite": composite,
+            "aggs": {"failed": {"filter": failed_clause(fields)}}
+        }}
+    });
+    let bounds = filter.time.bounds(request.now_ms);
+    let overview = json!({
         "size": 0,
         "track_total_hits": true,
-        "query": {"bool": {"filter": filter, "must_not": must_not}},
+        "query": query,
         "aggs": {
-            "jobs": {
-                "composite": composite,
-                "aggs": {
-                    "functions": {"terms": {"field": fields.fun, "size": 3}},
-                    "first_return": {"min": {"field": "@timestamp"}},
-                    "minions": {"cardinality": {"field": fields.minion}},
-                    "failed": {"filter": {"term": {"success": false}}},
-                    "runner": {"filter": {"prefix": {"_index": "salt-runner_"}}},
-                    "counted": {"value_count": {"field": "counts.succeeded"}},
-                    "states_succeeded": {"sum": {"field": "counts.succeeded"}},
-                    "states_failed": {"sum": {"field": "counts.failed"}}
-                }
-            },
+            "histogram": histogram_agg(fields, bounds),
             "job_count": {"cardinality": {"field": fields.jid}}
         }
     });
-    SearchRequest::new(&config.index_pattern, body)
+    // Suggestions: every function in the range, whatever function is asked.
+    let unfiltered = JobFilter {
+        functions: Vec::new(),
+        jid: None,
+        text: None,
+        outcome: OutcomeFilter::All,
+        show_noisy: true,
+        ..filter.clone()
+    };
+    let suggestions = json!({
+        "size": 0,
+        "query": unfiltered.returns_query(config, fields, &[], request.now_ms),
+        "aggs": {"functions": {"terms": {"field": fields.fun, "size": 200}}}
+    });
+    vec![
+        SearchRequest::new(&config.index_pattern, page),
+        SearchRequest::new(&config.index_pattern, overview),
+        SearchRequest::new(&config.index_pattern, suggestions),
+    ]
 }
 
-/// Parses the composite aggregation. A bucket without the expected parts is
-/// kept with what it has (and a note), never dropped.
-pub fn parse_job_list(answer: &Value, page_size: usize) -> JobListPage {
-    let mut page = JobListPage {
-        total_jobs: answer
-            .pointer("/aggregations/job_count/value")
-            .and_then(Value::as_u64),
-        ..JobListPage::default()
+/// Reads round trip 1. The page search failing (a query syntax error, a
+/// missing index pattern) is the view's error; the histogram or the
+/// suggestions failing leave a note.
+pub fn parse_job_list(
+    request: &JobListRequest,
+    answers: Vec<Result<Value, EngineError>>,
+) -> Result<JobListPage, EngineError> {
+    let mut answers = answers.into_iter();
+    let page_answer = answers.next().unwrap_or_else(|| Err(too_few()))?;
+    let mut page = JobListPage::default();
+
+    let buckets = page_answer
+        .pointer("/aggregations/jobs/buckets")
+        .and_then(Value::as_array)
+        .map(Vec::as_slice)
+        .unwrap_or_default();
+    if page_answer.pointer("/aggregations/jobs").is_none() {
+        page.notes
+            .push("the engine answered without the job aggregation".to_string());
+    }
+    let size = request.size();
+    let backwards = matches!(request.cursor, Cursor::Before(_));
+    let mut jids: Vec<String> = Vec::new();
+    let mut skipped_failed = 0;
+    for bucket in buckets {
+        let Some(jid) = bucket.pointer("/key/jid").map(scalar_text) else {
+            page.notes
+                .push(format!("a job bucket without a jid: {bucket}"));
+            continue;
+        };
+        if request.filter.outcome == OutcomeFilter::AllSucceeded
+            && bucket
+                .pointer("/failed/doc_count")
+                .and_then(Value::as_u64)
+                .unwrap_or(0)
+                > 0
+        {
+            skipped_failed += 1;
+            continue;
+        }
+        jids.push(jid);
+    }
+    let composite_full = buckets.len()
+        >= match request.filter.outcome {
+            OutcomeFilter::AllSucceeded => (size * SUCCEEDED_OVERFETCH).min(1000),
+            _ => size + 1,
+        };
+    let more_beyond = jids.len() > size || composite_full;
+    jids.truncate(size);
+    // Where the scan stopped when a page could not be filled: the next page
+    // continues from the last jid looked at, not the last one shown.
+    let scanned_to = buckets
+        .last()
+        .and_then(|b| b.pointer("/key/jid"))
+        .map(scalar_text);
+    let edge = |shown: Option<&String>| -> Option<String> {
+        if jids.len() == size {
+            shown.cloned()
+        } else {
+            scanned_to.clone()
+        }
     };
+    if backwards {
+        // Fetched oldest-first from the cursor: the page reads newest first.
+        let newer_edge = edge(jids.last());
+        jids.reverse();
+        page.newer = more_beyond
+            .then_some(newer_edge)
+            .flatten()
+            .map(Cursor::Before);
+        page.older = jids.last().cloned().map(Cursor::After);
+    } else {
+        page.older = more_beyond
+            .then_some(edge(jids.last()))
+            .flatten()
+            .map(Cursor::After);
+        page.newer = match request.cursor {
+            Cursor::Newest => None,
+            _ => jids.first().cloned().map(Cursor::Before),
+        };
+    }
+    if skipped_failed > 0 && jids.len() < size && more_beyond {
+        page.notes.push(format!(
+            "{skipped_failed} jobs with failures were skipped while looking for jobs that all succeeded; older pages may hold more"
+        ));
+    }
+    page.jobs = jids
+        .into_iter()
+        .map(|jid| JobSummary {
+            jid,
+            ..JobSummary::default()
+        })
+        .collect();
+
+    match answers.next().unwrap_or_else(|| Err(too_few())) {
+        Ok(overview) => {
+            page.total_returns = super::total_hits(&overview);
+            page.total_jobs = overview
+                .pointer("/aggregations/job_count/value")
+                .and_then(Value::as_u64);
+            let bounds = request.filter.time.bounds(request.now_ms);
+            page.histogram = overview
+                .pointer("/aggregations/histogram")
+                .and_then(|h| parse_histogram(h, bounds));
+        }
+        Err(e) => page.notes.push(format!("histogram unavailable: {e}")),
+    }
+    match answers.next().unwrap_or_else(|| Err(too_few())) {
+        Ok(s) => {
+            page.functions = s
+                .pointer("/aggregations/functions/buckets")
+                .and_then(Value::as_array)
+                .map(|b| {
+                    b.iter()
+                        .filter_map(|f| {
+                            Some((scalar_text(f.get("key")?), f.get("doc_count")?.as_u64()?))
+                        })
+                        .collect()
+                })
+                .unwrap_or_default();
+        }
+        Err(e) => page
+            .notes
+            .push(format!("function suggestions unavailable: {e}")),
+    }
+    Ok(page)
+}
+
+fn too_few() -> EngineError {
+    EngineError::BadResponse {
+        url: String::new(),
+        detail: "_msearch answered fewer responses than searches".into(),
+    }
+}
+
+/// Round trip 2: every return's statistics for the page's jids (the whole
+/// job, whatever filtered it in), their publish events and job-cache loads,
+/// in the order [`attach_details`] reads them.
+pub fn job_details_searches(
+    config: &AppConfig,
+    fields: &FieldMap,
+    jids: &[String],
+) -> Vec<SearchRequest> {
+    let (mut filter, must_not) = returns_filter(config);
+    filter.push(json!({"terms": {fields.jid.clone(): jids}}));
+    let stats = json!({
+        "size": 0,
+        "query": {"bool": {"filter": filter, "must_not": must_not}},
+        "aggs": {"jobs": {
+            "terms": {"field": fields.jid, "size": jids.len().max(1)},
+            "aggs": {
+                "functions": {"terms": {"field": fields.fun, "size": 3}},
+                "first_return": {"min": {"field": "@timestamp"}},
+                "last_return": {"max": {"field": "@timestamp"}},
+                "minions": {"cardinality": {"field": fields.minion}},
+                "failed": {"filter": failed_clause(fields), "aggs": {
+                    "minions": {"terms": {"field": fields.minion, "size": FAILED_MINIONS_SHOWN}}
+                }},
+                "runner": {"filter": runner_clause(fields)},
+                "counted": {"value_count": {"field": "counts.succeeded"}},
+                "states_succeeded": {"sum": {"field": "counts.succeeded"}},
+                "states_failed": {"sum": {"field": "counts.failed"}}
+            }
+        }}
+    });
+    let [events, cache] = publish_searches(config, fields, jids);
+    vec![
+        SearchRequest::new(&config.index_pattern, stats),
+        events,
+        cache,
+    ]
+}
+
+/// Reads round trip 2 into the page's jobs. Any part failing leaves a note:
+/// the rows stay, with what is known.
+pub fn attach_details(page: &mut JobListPage, answers: Vec<Result<Value, EngineError>>) {
+    let mut answers = answers.into_iter();
+    let mut soft = |what: &str, page: &mut JobListPage| match answers.next() {
+        Some(Ok(v)) => Some(v),
+        Some(Err(e)) => {
+            page.notes.push(format!("{what} unavailable: {e}"));
+            None
+        }
+        None => None,
+    };
+    let stats = soft("job statistics", page);
+    let events = soft("publish events", page);
+    let cache = soft("job cache", page);
+    if let Some(stats) = &stats {
+        attach_stats(page, stats);
+    }
+    attach_publish(page, events.as_ref(), cache.as_ref());
+}
+
+fn attach_stats(page: &mut JobListPage, answer: &Value) {
     let buckets = answer
         .pointer("/aggregations/jobs/buckets")
         .and_then(Value::as_array)
         .map(Vec::as_slice)
         .unwrap_or_default();
-    if answer.pointer("/aggregations/jobs").is_none() {
-        page.notes
-            .push("the engine answered without the job aggregation".to_string());
-    }
-    for bucket in buckets {
-        let Some(jid) = bucket.pointer("/key/jid").map(crate::text::scalar_text) else {
-            page.notes
-                .push(format!("a job bucket without a jid: {bucket}"));
+    for job in &mut page.jobs {
+        let Some(bucket) = buckets
+            .iter()
+            .find(|b| b.get("key").map(scalar_text).as_deref() == Some(job.jid.as_str()))
+        else {
             continue;
         };
         let count = |path: &str| bucket.pointer(path).and_then(Value::as_f64).unwrap_or(0.0) as u64;
         let doc_count = count("/doc_count");
-        let runner = count("/runner/doc_count") > 0;
-        let counted = count("/counted/value") > 0;
-        page.jobs.push(JobSummary {
-            functions: bucket
-                .pointer("/functions/buckets")
-                .and_then(Value::as_array)
-                .map(|b| {
-                    b.iter()
-                        .filter_map(|f| f.get("key").map(crate::text::scalar_text))
-                        .collect()
-                })
-                .unwrap_or_default(),
-            first_return: bucket
-                .pointer("/first_return/value_as_string")
-                .and_then(Value::as_str)
-                .map(str::to_string),
-            // cardinality is exact far beyond any job's minion count; fall
-            // back to the document count if it is absent.
-            returned: bucket
-                .pointer("/minions/value")
-                .and_then(Value::as_u64)
-                .unwrap_or(doc_count),
-            failed: if runner {
-                0
-            } else {
-                count("/failed/doc_count")
-            },
-            runner,
-            state_counts: counted.then(|| {
-                (
-                    count("/states_succeeded/value"),
-                    count("/states_failed/value"),
-                )
-            }),
-            publish: None,
-            jid,
+        job.runner = count("/runner/doc_count") > 0;
+        job.functions = bucket
+            .pointer("/functions/buckets")
+            .and_then(Value::as_array)
+            .map(|b| {
+                b.iter()
+                    .filter_map(|f| f.get("key").map(scalar_text))
+                    .collect()
+            })
+            .unwrap_or_default();
+        job.first_return_ms = bucket
+            .pointer("/first_return/value")
+            .and_then(Value::as_f64)
+            .map(|v| v as i64);
+        job.last_return_ms = bucket
+            .pointer("/last_return/value")
+            .and_then(Value::as_f64)
+            .map(|v| v as i64);
+        // cardinality is exact far beyond any job's minion count; fall back
+        // to the document count if it is absent.
+        job.returned = bucket
+            .pointer("/minions/value")
+            .and_then(Value::as_u64)
+            .unwrap_or(doc_count);
+        job.failed = count("/failed/doc_count");
+        job.failed_minions = bucket
+            .pointer("/failed/minions/buckets")
+            .and_then(Value::as_array)
+            .map(|b| {
+                b.iter()
+                    .filter_map(|m| m.get("key").map(scalar_text))
+                    .collect()
+            })
+            .unwrap_or_default();
+        job.state_counts = (count("/counted/value") > 0).then(|| {
+            (
+                count("/states_succeeded/value"),
+                count("/states_failed/value"),
+            )
         });
     }
-    let full = buckets.len() >= page_size.max(1);
-    page.next_after = match answer.pointer("/aggregations/jobs/after_key/jid") {
-        Some(key) if full => Some(crate::text::scalar_text(key)),
-        _ => None,
-    };
-    page
+    let without: Vec<&str> = page
+        .jobs
+        .iter()
+        .filter(|j| j.functions.is_empty())
+        .map(|j| j.jid.as_str())
+        .collect();
+    if !without.is_empty() {
+        page.notes.push(format!(
+            "no statistics came back for {} job(s): {}",
+            without.len(),
+            without.join(", ")
+        ));
+    }
 }
 
-/// Round trip 2: the publish events and job-cache loads of a page's jobs.
+/// The publish events and job-cache loads of some jobs.
 pub fn publish_searches(
     config: &AppConfig,
     fields: &FieldMap,
@@ -212,22 +518,18 @@ pub fn publish_searches(
 /// Gives each job its publish data: the event first, the job-cache load
 /// filling in what the event lacks.
 pub fn attach_publish(page: &mut JobListPage, events: Option<&Value>, job_cache: Option<&Value>) {
-    let from_events: Vec<PublishInfo> = events
-        .map(|a| {
-            super::hits(a)
-                .iter()
-                .filter_map(|h| PublishInfo::from_event(h.get("_source")?))
-                .collect()
-        })
-        .unwrap_or_default();
-    let from_cache: Vec<PublishInfo> = job_cache
-        .map(|a| {
-            super::hits(a)
-                .iter()
-                .filter_map(|h| PublishInfo::from_job_cache(h.get("_source")?))
-                .collect()
-        })
-        .unwrap_or_default();
+    let read = |answer: Option<&Value>, f: fn(&Value) -> Option<PublishInfo>| -> Vec<PublishInfo> {
+        answer
+            .map(|a| {
+                super::hits(a)
+                    .iter()
+                    .filter_map(|h| f(h.get("_source")?))
+                    .collect()
+            })
+            .unwrap_or_default()
+    };
+    let from_events = read(events, PublishInfo::from_event);
+    let from_cache = read(job_cache, PublishInfo::from_job_cache);
     for job in &mut page.jobs {
         let event = from_events.iter().find(|p| p.jid == job.jid).cloned();
         let cached = from_cache.iter().find(|p| p.jid == job.jid).cloned();
@@ -238,118 +540,254 @@ pub fn attach_publish(page: &mut JobListPage, events: Option<&Value>, job_cache:
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::query::filter::TimeRange;
 
-    fn config() -> AppConfig {
-        AppConfig::default()
+    const NOW: i64 = 1_764_700_000_000;
+
+    fn request(cursor: Cursor, outcome: OutcomeFilter, size: usize) -> JobListRequest {
+        JobListRequest {
+            filter: JobFilter {
+                outcome,
+                ..JobFilter::default()
+            },
+            page_size: size,
+            cursor,
+            now_ms: NOW,
+            noisy: vec!["saltutil.*".into()],
+        }
+    }
+
+    fn page_answer(jids: &[&str], failed: &[&str]) -> Result<Value, EngineError> {
+        let buckets: Vec<Value> = jids
+            .iter()
+            .map(|j| {
+                json!({"key": {"jid": j}, "doc_count": 2,
+                       "failed": {"doc_count": if failed.contains(j) { 1 } else { 0 }}})
+            })
+            .collect();
+        Ok(json!({"aggregations": {"jobs": {"buckets": buckets}}}))
+    }
+
+    fn rest() -> Vec<Result<Value, EngineError>> {
+        vec![
+            Ok(json!({"hits": {"total": {"value": 40}}, "aggregations": {
+                "job_count": {"value": 9},
+                "histogram": {"buckets": [{"key": NOW - 1000, "doc_count": 4, "failed": {"doc_count": 1}, "runner": {"doc_count": 0}}]}
+            }})),
+            Ok(json!({"aggregations": {"functions": {"buckets": [
+                {"key": "state.apply", "doc_count": 30}, {"key": "cmd.run", "doc_count": 10}]}}})),
+        ]
+    }
+
+    fn parse(req: &JobListRequest, page: Result<Value, EngineError>) -> JobListPage {
+        let mut answers = vec![page];
+        answers.extend(rest());
+        parse_job_list(req, answers).unwrap()
+    }
+
+    fn jids(page: &JobListPage) -> Vec<&str> {
+        page.jobs.iter().map(|j| j.jid.as_str()).collect()
     }
 
     #[test]
-    fn the_query_excludes_job_cache_and_event_indices_and_pages_by_jid() {
-        let s = job_list_search(
-            &config(),
-            &FieldMap::default(),
-            &JobListRequest {
-                page_size: 20,
-                after: Some("20261129170507123456".into()),
-            },
+    fn the_page_search_pages_by_jid_without_from_and_excludes_cache_indices() {
+        let req = request(
+            Cursor::After("20261129170507123456".into()),
+            OutcomeFilter::All,
+            20,
         );
-        assert_eq!(s.index, "salt-*");
-        let b = &s.body;
-        assert_eq!(b["query"]["bool"]["filter"][0]["exists"]["field"], "minion");
-        let excluded: Vec<&str> = b["query"]["bool"]["must_not"]
-            .as_array()
-            .unwrap()
-            .iter()
-            .map(|q| q["prefix"]["_index"].as_str().unwrap())
-            .collect();
-        assert_eq!(
-            excluded,
-            ["salt-master-job-cache", "salt-master-event-cache"]
-        );
+        let s = job_list_searches(&AppConfig::default(), &FieldMap::default(), &req);
+        assert_eq!(s.len(), 3);
+        let b = &s[0].body;
         let composite = &b["aggs"]["jobs"]["composite"];
-        assert_eq!(composite["size"], 20);
+        assert_eq!(composite["size"], 21, "one more than shown");
         assert_eq!(composite["after"]["jid"], "20261129170507123456");
         assert_eq!(composite["sources"][0]["jid"]["terms"]["order"], "desc");
-        assert_eq!(
-            composite["sources"][0]["jid"]["terms"]["field"],
-            "jid.keyword"
-        );
         assert!(b.get("from").is_none(), "never from/size paging");
+        let excluded = b["query"]["bool"]["must_not"].to_string();
+        assert!(excluded.contains("salt-master-job-cache"));
+        assert!(excluded.contains("salt-master-event-cache"));
+        assert!(s[1].body["aggs"]["histogram"]["date_histogram"].is_object());
+        assert_eq!(s[1].body["track_total_hits"], true);
     }
 
-    fn bucket(jid: &str, docs: u64, failed: u64, runner: u64, counted: u64) -> Value {
+    #[test]
+    fn suggestions_ignore_the_function_filter_but_keep_the_time_range() {
+        let mut req = request(Cursor::Newest, OutcomeFilter::All, 20);
+        req.filter.functions = vec!["cmd.run".into()];
+        req.filter.time = TimeRange::parse("1h").unwrap();
+        let s = job_list_searches(&AppConfig::default(), &FieldMap::default(), &req);
+        let text = s[2].body["query"].to_string();
+        assert!(!text.contains("cmd.run"));
+        assert!(text.contains("@timestamp"));
+        assert!(s[0].body["query"].to_string().contains("cmd.run"));
+    }
+
+    #[test]
+    fn one_extra_bucket_says_an_older_page_exists() {
+        let req = request(Cursor::Newest, OutcomeFilter::All, 2);
+        let page = parse(&req, page_answer(&["5", "4", "3"], &[]));
+        assert_eq!(jids(&page), ["5", "4"]);
+        assert_eq!(page.older, Some(Cursor::After("4".into())));
+        assert_eq!(page.newer, None);
+        let last = parse(&req, page_answer(&["2", "1"], &[]));
+        assert_eq!(last.older, None, "a page that is not over-full is the last");
+        assert_eq!(page.total_returns, Some(40));
+        assert_eq!(page.total_jobs, Some(9));
+        assert_eq!(page.functions[0], ("state.apply".to_string(), 30));
+        assert_eq!(page.histogram.as_ref().unwrap().buckets[0].failed, 1);
+    }
+
+    #[test]
+    fn a_newer_page_is_fetched_oldest_first_and_shown_newest_first() {
+        let req = request(Cursor::Before("4".into()), OutcomeFilter::All, 2);
+        let s = job_list_searches(&AppConfig::default(), &FieldMap::default(), &req);
+        assert_eq!(
+            s[0].body["aggs"]["jobs"]["composite"]["sources"][0]["jid"]["terms"]["order"],
+            "asc"
+        );
+        let page = parse(&req, page_answer(&["5", "6", "7"], &[]));
+        assert_eq!(jids(&page), ["6", "5"]);
+        assert_eq!(page.newer, Some(Cursor::Before("6".into())));
+        assert_eq!(page.older, Some(Cursor::After("5".into())));
+    }
+
+    #[test]
+    fn all_succeeded_skips_jobs_with_a_failure_and_continues_where_it_looked() {
+        let req = request(Cursor::Newest, OutcomeFilter::AllSucceeded, 2);
+        let s = job_list_searches(&AppConfig::default(), &FieldMap::default(), &req);
+        assert_eq!(s[0].body["aggs"]["jobs"]["composite"]["size"], 8);
+        let page = parse(
+            &req,
+            page_answer(&["9", "8", "7", "6", "5", "4", "3", "2"], &["9", "7"]),
+        );
+        assert_eq!(jids(&page), ["8", "6"]);
+        assert_eq!(page.older, Some(Cursor::After("6".into())));
+        let sparse = parse(
+            &req,
+            page_answer(
+                &["9", "8", "7", "6", "5", "4", "3", "2"],
+                &["9", "8", "7", "6", "5", "4", "3"],
+            ),
+        );
+        assert_eq!(jids(&sparse), ["2"]);
+        assert_eq!(
+            sparse.older,
+            Some(Cursor::After("2".into())),
+            "continues after the last jid looked at"
+        );
+        assert!(sparse.notes[0].contains("7 jobs with failures were skipped"));
+    }
+
+    #[test]
+    fn a_failed_page_search_is_the_views_error_and_the_rest_are_notes() {
+        let req = request(Cursor::Newest, OutcomeFilter::All, 2);
+        let err = EngineError::Status {
+            url: "u".into(),
+            status: 400,
+            kind: None,
+            reason: "Cannot parse".into(),
+        };
+        assert_eq!(
+            parse_job_list(&req, vec![Err(err.clone())]).unwrap_err(),
+            err
+        );
+        let page = parse_job_list(
+            &req,
+            vec![page_answer(&["1"], &[]), Err(err.clone()), Err(err)],
+        )
+        .unwrap();
+        assert_eq!(jids(&page), ["1"]);
+        assert_eq!(page.notes.len(), 2);
+    }
+
+    fn stats_bucket(jid: &str, docs: u64, failed: u64, runner: u64, counted: u64) -> Value {
         json!({
-            "key": {"jid": jid}, "doc_count": docs,
+            "key": jid, "doc_count": docs,
             "functions": {"buckets": [{"key": "state.apply", "doc_count": docs}]},
-            "first_return": {"value": 1.0, "value_as_string": "2026-11-29T17:05:07.000Z"},
-            "minions": {"value": docs}, "failed": {"doc_count": failed},
+            "first_return": {"value": 1.0e12}, "last_return": {"value": 1.5e12},
+            "minions": {"value": docs},
+            "failed": {"doc_count": failed, "minions": {"buckets": [{"key": "db-02", "doc_count": 1}]}},
             "runner": {"doc_count": runner}, "counted": {"value": counted},
             "states_succeeded": {"value": 40.0}, "states_failed": {"value": 2.0}
         })
     }
 
     #[test]
-    fn buckets_become_jobs_with_outcomes_and_state_counts() {
-        let answer = json!({"aggregations": {
-            "job_count": {"value": 7},
-            "jobs": {"after_key": {"jid": "2"}, "buckets": [bucket("3", 4, 1, 0, 4), bucket("2", 1, 1, 1, 0)]}
-        }});
-        let page = parse_job_list(&answer, 2);
-        assert_eq!(page.total_jobs, Some(7));
-        assert_eq!(page.next_after.as_deref(), Some("2"));
+    fn details_give_each_job_its_counts_failures_and_publish_data() {
+        let mut page = JobListPage {
+            jobs: ["3", "2"]
+                .iter()
+                .map(|j| JobSummary {
+                    jid: j.to_string(),
+                    ..JobSummary::default()
+                })
+                .collect(),
+            ..JobListPage::default()
+        };
+        let s = job_details_searches(
+            &AppConfig::default(),
+            &FieldMap::default(),
+            &["3".into(), "2".into()],
+        );
+        assert_eq!(
+            s[0].body["query"]["bool"]["filter"][1]["terms"]["jid.keyword"],
+            json!(["3", "2"])
+        );
+        assert_eq!(
+            s[1].body["query"]["terms"]["tag.keyword"],
+            json!(["salt/job/3/new", "salt/job/2/new"])
+        );
+        assert_eq!(s[2].body["query"]["ids"]["values"], json!(["3", "2"]));
+        attach_details(
+            &mut page,
+            vec![
+                Ok(
+                    json!({"aggregations": {"jobs": {"buckets": [stats_bucket("3", 4, 1, 0, 4), stats_bucket("2", 1, 1, 1, 0)]}}}),
+                ),
+                Ok(
+                    json!({"hits": {"hits": [{"_source": {"tag": "salt/job/3/new", "data": {
+                "fun": "state.apply", "tgt": "*", "tgt_type": "glob", "user": "sudo_alice",
+                "minions": ["a", "b", "c", "d", "e"]}}}]}}),
+                ),
+                Ok(
+                    json!({"hits": {"hits": [{"_source": {"jid": "2", "load": {"fun": "runner.jobs.list_jobs", "user": "root"}}}]}}),
+                ),
+            ],
+        );
         let job = &page.jobs[0];
         assert_eq!((job.returned, job.failed, job.succeeded()), (4, 1, 3));
+        assert_eq!(job.failed_minions, ["db-02"]);
         assert_eq!(job.state_counts, Some((40, 2)));
-        assert_eq!(job.functions, ["state.apply"]);
+        assert_eq!(job.first_return_ms, Some(1_000_000_000_000));
+        assert_eq!(
+            job.publish.as_ref().unwrap().user.as_deref(),
+            Some("sudo_alice")
+        );
+        assert_eq!(job.missing(), Some(1));
         let runner = &page.jobs[1];
         assert!(runner.runner);
+        assert_eq!(runner.succeeded(), 0);
         assert_eq!(
-            runner.failed, 0,
-            "a runner's success:false is not a failure"
-        );
-        assert_eq!(runner.state_counts, None);
-    }
-
-    #[test]
-    fn a_short_page_is_the_last_page() {
-        let answer = json!({"aggregations": {"jobs": {"after_key": {"jid": "3"}, "buckets": [bucket("3", 1, 0, 0, 0)]}}});
-        assert_eq!(parse_job_list(&answer, 50).next_after, None);
-    }
-
-    #[test]
-    fn publish_data_comes_from_the_event_and_fills_from_the_job_cache() {
-        let mut page = parse_job_list(
-            &json!({"aggregations": {"jobs": {"buckets": [bucket("3", 2, 0, 0, 0), bucket("2", 1, 0, 0, 0)]}}}),
-            50,
-        );
-        let events = json!({"hits": {"hits": [{"_source": {"tag": "salt/job/3/new", "data": {
-            "fun": "state.apply", "tgt": "*", "tgt_type": "glob", "user": "sudo_alice",
-            "minions": ["a", "b", "c"]}}}]}});
-        let cache = json!({"hits": {"hits": [{"_source": {"jid": "2", "load": {"fun": "cmd.run", "user": "root"}}}]}});
-        attach_publish(&mut page, Some(&events), Some(&cache));
-        let first = page.jobs[0].publish.as_ref().unwrap();
-        assert_eq!(first.user.as_deref(), Some("sudo_alice"));
-        assert_eq!(page.jobs[0].missing(), Some(1));
-        assert_eq!(
-            page.jobs[1].publish.as_ref().unwrap().user.as_deref(),
+            runner.publish.as_ref().unwrap().user.as_deref(),
             Some("root")
         );
-        assert_eq!(
-            page.jobs[1].missing(),
-            None,
-            "no publish event: targets unknown"
-        );
+        assert_eq!(runner.missing(), None, "no publish event: targets unknown");
+        assert!(page.notes.is_empty(), "{:?}", page.notes);
     }
 
     #[test]
-    fn publish_searches_ask_for_exactly_the_pages_jids() {
-        let [events, cache] =
-            publish_searches(&config(), &FieldMap::default(), &["1".into(), "2".into()]);
-        assert_eq!(events.index, "salt-master-event-cache*");
-        assert_eq!(
-            events.body["query"]["terms"]["tag.keyword"],
-            json!(["salt/job/1/new", "salt/job/2/new"])
-        );
-        assert_eq!(cache.body["query"]["ids"]["values"], json!(["1", "2"]));
+    fn a_job_whose_counts_change_gets_a_new_row_key() {
+        let a = JobSummary {
+            jid: "1".into(),
+            returned: 1,
+            ..JobSummary::default()
+        };
+        let b = JobSummary {
+            returned: 2,
+            ..a.clone()
+        };
+        assert_ne!(a.version(), b.version());
+        assert_eq!(a.version(), a.clone().version());
     }
 }

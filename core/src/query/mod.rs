@@ -1,9 +1,14 @@
 //! One module per view: the requests it sends and the parsing of what comes
 //! back into the view's model.
 
+pub mod audit;
 mod fields;
+pub mod filter;
+pub mod functions;
+pub mod histogram;
 pub mod job;
 pub mod jobs;
+pub mod minions;
 
 pub use fields::FieldMap;
 

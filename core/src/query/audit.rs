@@ -1,0 +1,512 @@
+//! The audit view: who ran what, on which target, when. Read from the
+//! master's publish events (`salt/job/<jid>/new`, and `salt/run/<jid>/new`
+//! for runners) in the event cache; where there are none, from the job
+//! cache's loads, which keep the publish data only for some jobs.
+
+use serde_json::{json, Value};
+
+use super::filter::{pattern_clause, time_clause, TimeRange};
+use super::{hits, FieldMap};
+use crate::config::AppConfig;
+use crate::engine::{EngineError, SearchRequest};
+use crate::model::{PublishInfo, PublishSource};
+use crate::text::scalar_text;
+
+pub const AUDIT_PAGE_SIZE: usize = 100;
+
+/// What the audit view is narrowed by.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct AuditFilter {
+    /// User names, exact or wildcard (`sudo_*`).
+    pub users: Vec<String>,
+    pub functions: Vec<String>,
+    /// Targets as the jobs spelled them (exactly: `*` is the target `*`).
+    pub targets: Vec<String>,
+    pub time: TimeRange,
+    /// Only the lines a risk rule flags (decided per page, after the fact).
+    pub risky_only: bool,
+}
+
+impl AuditFilter {
+    pub fn from_query<'a>(get: impl Fn(&str) -> Option<&'a str>) -> (AuditFilter, Vec<String>) {
+        let mut problems = Vec::new();
+        let list = |name: &str| -> Vec<String> {
+            get(name)
+                .map(|s| {
+                    s.split(',')
+                        .map(str::trim)
+                        .filter(|s| !s.is_empty())
+                        .map(str::to_string)
+                        .collect()
+                })
+                .unwrap_or_default()
+        };
+        let time = match get("time").filter(|t| !t.is_empty()).map(TimeRange::parse) {
+            None => TimeRange::default(),
+            Some(Ok(t)) => t,
+            Some(Err(e)) => {
+                problems.push(e);
+                TimeRange::default()
+            }
+        };
+        (
+            AuditFilter {
+                users: list("user"),
+                functions: list("fun"),
+                targets: list("target"),
+                time,
+                risky_only: get("risky") == Some("1"),
+            },
+            problems,
+        )
+    }
+
+    pub fn to_query(&self) -> Vec<(&'static str, String)> {
+        let mut out = Vec::new();
+        for (name, values) in [
+            ("user", &self.users),
+            ("fun", &self.functions),
+            ("target", &self.targets),
+        ] {
+            if !values.is_empty() {
+                out.push((name, values.join(",")));
+            }
+        }
+        if self.time != TimeRange::default() {
+            out.push(("time", self.time.to_param()));
+        }
+        if self.risky_only {
+            out.push(("risky", "1".into()));
+        }
+        out
+    }
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum AuditKind {
+    Job,
+    Runner,
+}
+
+/// One line of the audit trail.
+#[derive(Clone, Debug, PartialEq)]
+pub struct AuditEntry {
+    pub jid: String,
+    pub kind: AuditKind,
+    /// When the master published it (`_stamp`, UTC).
+    pub stamp: Option<String>,
+    pub user: Option<String>,
+    pub fun: Option<String>,
+    pub args: Vec<String>,
+    pub target: Option<String>,
+    pub target_type: Option<String>,
+    /// How many minions the master targeted.
+    pub targeted: Option<usize>,
+    pub source: PublishSource,
+    /// Names of the risk rules it matches.
+    pub risks: Vec<String>,
+}
+
+/// Where the next audit page starts: the sort values of the last line.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum AuditCursor {
+    /// Event cache: `_stamp` (epoch ms) and tag of the last line.
+    Event { stamp_ms: i64, tag: String },
+    /// Job cache: the last jid.
+    JobCache { jid: String },
+}
+
+impl AuditCursor {
+    pub fn parse(text: &str) -> Option<AuditCursor> {
+        let (kind, rest) = text.split_once(':')?;
+        match kind {
+            "e" => {
+                let (ms, tag) = rest.split_once(':')?;
+                Some(AuditCursor::Event {
+                    stamp_ms: ms.parse().ok()?,
+                    tag: tag.to_string(),
+                })
+            }
+            "c" => Some(AuditCursor::JobCache {
+                jid: rest.to_string(),
+            }),
+            _ => None,
+        }
+    }
+
+    pub fn to_param(&self) -> String {
+        match self {
+            AuditCursor::Event { stamp_ms, tag } => format!("e:{stamp_ms}:{tag}"),
+            AuditCursor::JobCache { jid } => format!("c:{jid}"),
+        }
+    }
+}
+
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct AuditPage {
+    pub entries: Vec<AuditEntry>,
+    pub source: Option<PublishSource>,
+    /// Lines that match the filter, all pages.
+    pub total: Option<u64>,
+    pub next: Option<AuditCursor>,
+    pub notes: Vec<String>,
+}
+
+const EVENT_SOURCE: [&str; 10] = [
+    "tag",
+    "data.jid",
+    "data.fun",
+    "data.arg",
+    "data.fun_args",
+    "data.tgt",
+    "data.tgt_type",
+    "data.user",
+    "data.minions",
+    "data._stamp",
+];
+
+/// One `_msearch` of two searches: the publish events, and the job cache to
+/// fall back on when the event cache holds none.
+pub fn audit_searches(
+    config: &AppConfig,
+    fields: &FieldMap,
+    filter: &AuditFilter,
+    now_ms: i64,
+    cursor: Option<&AuditCursor>,
+) -> Vec<SearchRequest> {
+    let any_of = |field: &str, values: &[String]| -> Option<Value> {
+        (!values.is_empty()).then(|| {
+            json!({"bool": {
+                "should": values.iter().map(|v| pattern_clause(field, v)).collect::<Vec<_>>(),
+                "minimum_should_match": 1
+            }})
+        })
+    };
+    // Targets are globs themselves: `*` asks for the jobs that targeted `*`.
+    let exactly = |field: &str, values: &[String]| -> Option<Value> {
+        (!values.is_empty()).then(|| json!({"terms": {field: values}}))
+    };
+    let bounds = filter.time.bounds(now_ms);
+
+    let mut event_filter = vec![json!({"bool": {"should": [
+        {"wildcard": {fields.tag.clone(): {"value": "salt/job/*/new"}}},
+        {"wildcard": {fields.tag.clone(): {"value": "salt/run/*/new"}}}
+    ], "minimum_should_match": 1}})];
+    event_filter.extend(bounds.map(|(a, b)| time_clause("data._stamp", a, b)));
+    event_filter.extend(any_of(&fields.event_user, &filter.users));
+    event_filter.extend(any_of(&fields.event_fun, &filter.functions));
+    event_filter.extend(exactly(&fields.event_target, &filter.targets));
+    let mut events = json!({
+        "size": AUDIT_PAGE_SIZE,
+        "track_total_hits": true,
+        "query": {"bool": {"filter": event_filter}},
+        "sort": [
+            {"data._stamp": {"order": "desc", "unmapped_type": "date"}},
+            {fields.tag.clone(): {"order": "desc", "unmapped_type": "keyword"}}
+        ],
+        "_source": EVENT_SOURCE
+    });
+    if let Some(AuditCursor::Event { stamp_ms, tag }) = cursor {
+        events["search_after"] = json!([stamp_ms, tag]);
+    }
+
+    let mut cache_filter = vec![json!({"exists": {"field": "load.fun"}})];
+    cache_filter.extend(bounds.map(|(a, b)| time_clause("load._stamp", a, b)));
+    cache_filter.extend(any_of(&fields.cache_user, &filter.users));
+    cache_filter.extend(any_of(&fields.cache_fun, &filter.functions));
+    cache_filter.extend(exactly(&fields.cache_target, &filter.targets));
+    let mut cache = json!({
+        "size": AUDIT_PAGE_SIZE,
+        "track_total_hits": true,
+        "query": {"bool": {"filter": cache_filter}},
+        "sort": [{fields.jid.clone(): {"order": "desc", "unmapped_type": "keyword"}}],
+        "_source": ["jid", "load.fun", "load.arg", "load.tgt", "load.tgt_type", "load.user", "load._stamp"]
+    });
+    if let Some(AuditCursor::JobCache { jid }) = cursor {
+        cache["search_after"] = json!([jid]);
+    }
+    vec![
+        SearchRequest::new(&config.event_index_pattern, events),
+        SearchRequest::new(&config.job_cache_index, cache),
+    ]
+}
+
+/// Reads [`audit_searches`]: the events when there are any (or when the
+/// cursor is theirs), else the job cache, with a note saying which.
+pub fn parse_audit(
+    config: &AppConfig,
+    filter: &AuditFilter,
+    cursor: Option<&AuditCursor>,
+    answers: Vec<Result<Value, EngineError>>,
+) -> Result<AuditPage, EngineError> {
+    let mut answers = answers.into_iter();
+    let events = answers.next();
+    let cache = answers.next();
+    let event_hits = match &events {
+        Some(Ok(a)) => hits(a).len(),
+        _ => 0,
+    };
+    let use_cache = match cursor {
+        Some(AuditCursor::JobCache { .. }) => true,
+        Some(AuditCursor::Event { .. }) => false,
+        None => event_hits == 0,
+    };
+    let mut page = AuditPage::default();
+    let (answer, source) = if use_cache {
+        if let Some(Err(e)) = &events {
+            page.notes.push(format!("event cache unavailable: {e}"));
+        }
+        (cache, PublishSource::JobCache)
+    } else {
+        (events, PublishSource::Event)
+    };
+    let answer = match answer {
+        Some(Ok(a)) => a,
+        Some(Err(e)) if e.is_index_not_found() && source == PublishSource::JobCache => {
+            page.notes.push(format!(
+                "no publish events in `{}` and no job cache `{}`: turn on `event_return: elasticsearch` (or `master_job_cache: elasticsearch`) on the master",
+                config.event_index_pattern, config.job_cache_index
+            ));
+            return Ok(page);
+        }
+        Some(Err(e)) => return Err(e),
+        None => {
+            return Err(EngineError::BadResponse {
+                url: String::new(),
+                detail: "_msearch answered fewer responses than searches".into(),
+            })
+        }
+    };
+    if source == PublishSource::JobCache && cursor.is_none() {
+        page.notes.push(format!(
+            "no publish events in `{}`: this is the job cache, whose loads a job's returns overwrite, so some lines lack the user, target or arguments",
+            config.event_index_pattern
+        ));
+    }
+    page.source = Some(source);
+    page.total = super::total_hits(&answer);
+    let raw = hits(&answer);
+    for hit in raw {
+        let Some(src) = hit.get("_source") else {
+            continue;
+        };
+        let entry = match source {
+            PublishSource::Event => entry_from_event(src),
+            PublishSource::JobCache => {
+                PublishInfo::from_job_cache(src).map(|p| entry_from_publish(p, AuditKind::Job))
+            }
+        };
+        match entry {
+            Some(mut e) => {
+                e.risks =
+                    config.risks(e.fun.as_deref().unwrap_or(""), &e.args, e.target.as_deref());
+                if !filter.risky_only || !e.risks.is_empty() {
+                    page.entries.push(e);
+                }
+            }
+            None => page
+                .notes
+                .push(format!("an audit document could not be read: {src}")),
+        }
+    }
+    if raw.len() >= AUDIT_PAGE_SIZE {
+        page.next = raw.last().and_then(|h| {
+            let sort = h.get("sort")?.as_array()?;
+            match source {
+                PublishSource::Event => Some(AuditCursor::Event {
+                    stamp_ms: sort.first()?.as_i64()?,
+                    tag: scalar_text(sort.get(1)?),
+                }),
+                PublishSource::JobCache => Some(AuditCursor::JobCache {
+                    jid: scalar_text(sort.first()?),
+                }),
+            }
+        });
+    }
+    Ok(page)
+}
+
+fn entry_from_event(source: &Value) -> Option<AuditEntry> {
+    if let Some(info) = PublishInfo::from_event(source) {
+        return Some(entry_from_publish(info, AuditKind::Job));
+    }
+    // `salt/run/<jid>/new`: {fun, fun_args, jid, user, _stamp}.
+    let tag = source.get("tag")?.as_str()?;
+    let jid = tag.strip_prefix("salt/run/")?.strip_suffix("/new")?;
+    let data = source.get("data")?;
+    let text = |k: &str| data.get(k).map(scalar_text).filter(|s| !s.is_empty());
+    Some(AuditEntry {
+        jid: jid.to_string(),
+        kind: AuditKind::Runner,
+        stamp: text("_stamp"),
+        user: text("user"),
+        fun: text("fun"),
+        args: data
+            .get("fun_args")
+            .and_then(Value::as_array)
+            .map(|a| a.iter().map(scalar_text).collect())
+            .unwrap_or_default(),
+        target: None,
+        target_type: None,
+        targeted: None,
+        source: PublishSource::Event,
+        risks: Vec::new(),
+    })
+}
+
+fn entry_from_publish(p: PublishInfo, kind: AuditKind) -> AuditEntry {
+    AuditEntry {
+        targeted: p.minions.as_ref().map(Vec::len),
+        jid: p.jid,
+        kind,
+        stamp: p.stamp,
+        user: p.user,
+        fun: p.fun,
+        args: p.args,
+        target: p.target,
+        target_type: p.target_type,
+        source: p.source,
+        risks: Vec::new(),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn event(jid: &str, fun: &str, args: Value, tgt: &str, user: &str, stamp_ms: i64) -> Value {
+        json!({"_source": {"tag": format!("salt/job/{jid}/new"), "data": {
+            "jid": jid, "fun": fun, "arg": args, "tgt": tgt, "tgt_type": "glob", "user": user,
+            "minions": ["a", "b"], "_stamp": "2026-12-02T19:14:13.295961+00:00"}},
+            "sort": [stamp_ms, format!("salt/job/{jid}/new")]})
+    }
+
+    #[test]
+    fn the_filter_survives_the_url_and_builds_event_and_cache_queries() {
+        let (f, problems) = AuditFilter::from_query(|n| match n {
+            "user" => Some("sudo_*,root"),
+            "fun" => Some("cmd.run"),
+            "target" => Some("*"),
+            "risky" => Some("1"),
+            _ => None,
+        });
+        assert!(problems.is_empty());
+        let pairs = f.to_query();
+        let (back, _) = AuditFilter::from_query(|n| {
+            pairs.iter().find(|(k, _)| *k == n).map(|(_, v)| v.as_str())
+        });
+        assert_eq!(back, f);
+        let cursor = AuditCursor::Event {
+            stamp_ms: 5,
+            tag: "salt/job/1/new".into(),
+        };
+        let s = audit_searches(
+            &AppConfig::default(),
+            &FieldMap::default(),
+            &f,
+            0,
+            Some(&cursor),
+        );
+        let events = s[0].body.to_string();
+        assert!(
+            events.contains(r#"{"wildcard":{"data.user.keyword":{"value":"sudo_*"}}}"#),
+            "{events}"
+        );
+        assert!(
+            events.contains(r#"{"terms":{"data.tgt.keyword":["*"]}}"#),
+            "a target of * is the literal *"
+        );
+        assert_eq!(s[0].body["search_after"], json!([5, "salt/job/1/new"]));
+        assert_eq!(s[0].body["sort"][0]["data._stamp"]["order"], "desc");
+        assert!(s[1].body.to_string().contains("load.user.keyword"));
+        assert_eq!(AuditCursor::parse(&cursor.to_param()), Some(cursor));
+    }
+
+    #[test]
+    fn publish_events_become_audit_lines_with_their_risks() {
+        let answers = vec![
+            Ok(json!({"hits": {"total": {"value": 3}, "hits": [
+                event("3", "cmd.run", json!(["rm -rf /srv/old"]), "web*", "sudo_alice", 3),
+                event("2", "state.apply", json!(["web"]), "*", "root", 2),
+                {"_source": {"tag": "salt/run/1/new", "data": {"fun": "runner.jobs.list_jobs", "fun_args": [], "jid": "1", "user": "root", "_stamp": "x"}}, "sort": [1, "salt/run/1/new"]}
+            ]}})),
+            Ok(json!({"hits": {"hits": []}})),
+        ];
+        let page = parse_audit(
+            &AppConfig::default(),
+            &AuditFilter::default(),
+            None,
+            answers,
+        )
+        .unwrap();
+        assert_eq!(page.source, Some(PublishSource::Event));
+        assert_eq!(page.total, Some(3));
+        assert_eq!(page.entries.len(), 3);
+        assert_eq!(page.entries[0].user.as_deref(), Some("sudo_alice"));
+        assert_eq!(page.entries[0].risks, ["recursive forced delete"]);
+        assert_eq!(page.entries[1].risks, ["state run on every minion"]);
+        assert_eq!(page.entries[1].targeted, Some(2));
+        assert_eq!(page.entries[2].kind, AuditKind::Runner);
+        assert!(page.entries[2].risks.is_empty());
+        assert_eq!(page.next, None, "a short page is the last");
+    }
+
+    #[test]
+    fn risky_only_keeps_the_flagged_lines() {
+        let answers = vec![
+            Ok(json!({"hits": {"hits": [
+                event("3", "cmd.run", json!(["rm -rf /srv/old"]), "web*", "sudo_alice", 3),
+                event("2", "test.version", json!([]), "db-02", "root", 2)]}})),
+            Ok(json!({"hits": {"hits": []}})),
+        ];
+        let filter = AuditFilter {
+            risky_only: true,
+            ..AuditFilter::default()
+        };
+        let page = parse_audit(&AppConfig::default(), &filter, None, answers).unwrap();
+        assert_eq!(page.entries.len(), 1);
+        assert_eq!(page.entries[0].jid, "3");
+    }
+
+    #[test]
+    fn without_publish_events_the_job_cache_is_read_and_said_so() {
+        let answers = vec![
+            Ok(json!({"hits": {"hits": []}})),
+            Ok(
+                json!({"hits": {"hits": [{"_source": {"jid": "9", "load": {"fun": "cmd.run", "arg": ["rm -fr /"], "tgt": "*", "user": "root"}}, "sort": ["9"]}]}}),
+            ),
+        ];
+        let page = parse_audit(
+            &AppConfig::default(),
+            &AuditFilter::default(),
+            None,
+            answers,
+        )
+        .unwrap();
+        assert_eq!(page.source, Some(PublishSource::JobCache));
+        assert_eq!(
+            page.entries[0].risks,
+            ["recursive forced delete", "command on every minion"]
+        );
+        assert!(page.notes[0].contains("no publish events"));
+    }
+
+    #[test]
+    fn with_neither_index_the_page_says_what_to_turn_on() {
+        let missing = EngineError::Status {
+            url: "u".into(),
+            status: 404,
+            kind: Some("index_not_found_exception".into()),
+            reason: "no such index".into(),
+        };
+        let page = parse_audit(
+            &AppConfig::default(),
+            &AuditFilter::default(),
+            None,
+            vec![Ok(json!({"hits": {"hits": []}})), Err(missing)],
+        )
+        .unwrap();
+        assert!(page.entries.is_empty());
+        assert!(page.notes[0].contains("event_return"));
+    }
+}

@@ -1,0 +1,555 @@
+//! `JobFilter`: what an operator asks of the job history, as it lives in the
+//! URL, and the query clauses it turns into. Every view that lists returns
+//! (jobs, histogram, minions, functions) starts from the same filter, so a
+//! pasted link reproduces any of them.
+
+use serde_json::{json, Value};
+
+use super::FieldMap;
+use crate::config::AppConfig;
+use crate::text::{iso_millis, parse_utc};
+
+/// The relative ranges the time picker offers, as Kibana does.
+pub const TIME_PRESETS: [(&str, &str, i64); 6] = [
+    ("15m", "Last 15 minutes", 15 * 60_000),
+    ("1h", "Last hour", 3_600_000),
+    ("24h", "Last 24 hours", 86_400_000),
+    ("7d", "Last 7 days", 7 * 86_400_000),
+    ("30d", "Last 30 days", 30 * 86_400_000),
+    ("all", "All time", 0),
+];
+
+/// Functions that fire on every minion every few minutes and bury the jobs a
+/// person ran; hidden by default, and the list is the operator's to change.
+pub const DEFAULT_NOISY_FUNCTIONS: [&str; 4] =
+    ["saltutil.*", "mine.update", "mine.send", "grains.setval"];
+
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum TimeRange {
+    /// The last `ms` milliseconds up to now; `key` is the URL spelling.
+    Last {
+        key: String,
+        ms: i64,
+    },
+    /// An absolute range in epoch milliseconds (from a date picker or a
+    /// histogram zoom).
+    Absolute {
+        from_ms: i64,
+        to_ms: i64,
+    },
+    All,
+}
+
+impl Default for TimeRange {
+    fn default() -> Self {
+        TimeRange::Last {
+            key: "7d".into(),
+            ms: 7 * 86_400_000,
+        }
+    }
+}
+
+impl TimeRange {
+    /// Reads `time=24h`, `time=all` or `time=<iso>..<iso>`.
+    pub fn parse(text: &str) -> Result<TimeRange, String> {
+        let text = text.trim();
+        if let Some((_, _, ms)) = TIME_PRESETS.iter().find(|(k, _, _)| *k == text) {
+            return Ok(if *ms == 0 {
+                TimeRange::All
+            } else {
+                TimeRange::Last {
+                    key: text.to_string(),
+                    ms: *ms,
+                }
+            });
+        }
+        if let Some((from, to)) = text.split_once("..") {
+            let from_ms = parse_utc(from).ok_or_else(|| format!("`{from}` is not a time"))?;
+            let to_ms = parse_utc(to).ok_or_else(|| format!("`{to}` is not a time"))?;
+            if from_ms >= to_ms {
+                return Err(format!("the range {from} .. {to} ends before it starts"));
+            }
+            return Ok(TimeRange::Absolute { from_ms, to_ms });
+        }
+        Err(format!(
+            "`{text}` is not a time range (15m, 1h, 24h, 7d, 30d, all, or <from>..<to>)"
+        ))
+    }
+
+    pub fn to_param(&self) -> String {
+        match self {
+            TimeRange::Last { key, .. } => key.clone(),
+            TimeRange::Absolute { from_ms, to_ms } => {
+                format!("{}..{}", iso_millis(*from_ms), iso_millis(*to_ms))
+            }
+            TimeRange::All => "all".into(),
+        }
+    }
+
+    /// The range resolved against `now_ms`; `None` for all time.
+    pub fn bounds(&self, now_ms: i64) -> Option<(i64, i64)> {
+        match self {
+            TimeRange::Last { ms, .. } => Some((now_ms - ms, now_ms)),
+            TimeRange::Absolute { from_ms, to_ms } => Some((*from_ms, *to_ms)),
+            TimeRange::All => None,
+        }
+    }
+
+    pub fn label(&self) -> String {
+        match self {
+            TimeRange::Last { key, .. } => TIME_PRESETS
+                .iter()
+                .find(|(k, _, _)| k == key)
+                .map(|(_, label, _)| label.to_string())
+                .unwrap_or_else(|| key.clone()),
+            TimeRange::Absolute { from_ms, to_ms } => {
+                format!("{} to {}", iso_millis(*from_ms), iso_millis(*to_ms))
+            }
+            TimeRange::All => "All time".into(),
+        }
+    }
+}
+
+/// Whether the job's returns succeeded, as a filter.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub enum OutcomeFilter {
+    #[default]
+    All,
+    /// At least one matching return failed (runner returns never count).
+    AnyFailed,
+    /// No matching return failed.
+    AllSucceeded,
+}
+
+impl OutcomeFilter {
+    pub fn parse(text: &str) -> Result<OutcomeFilter, String> {
+        match text {
+            "" | "all" => Ok(OutcomeFilter::All),
+            "failed" => Ok(OutcomeFilter::AnyFailed),
+            "succeeded" => Ok(OutcomeFilter::AllSucceeded),
+            other => Err(format!(
+                "`{other}` is not an outcome (all, failed, succeeded)"
+            )),
+        }
+    }
+
+    pub fn to_param(self) -> &'static str {
+        match self {
+            OutcomeFilter::All => "all",
+            OutcomeFilter::AnyFailed => "failed",
+            OutcomeFilter::AllSucceeded => "succeeded",
+        }
+    }
+}
+
+/// Everything an operator can narrow the job history by.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct JobFilter {
+    /// A whole jid, or its beginning (`20261202` = that day's jobs).
+    pub jid: Option<String>,
+    /// Minion ids, exact or with `*`/`?` wildcards; any of them matches.
+    pub minions: Vec<String>,
+    /// Function names, exact or wildcard; any of them matches.
+    pub functions: Vec<String>,
+    pub outcome: OutcomeFilter,
+    pub time: TimeRange,
+    /// Lucene `query_string` over the documents.
+    pub text: Option<String>,
+    /// Show the noisy functions (`saltutil.*`, `mine.update`, …) too.
+    pub show_noisy: bool,
+}
+
+/// The URL names of the filter's parameters: one spelling everywhere.
+pub mod param {
+    pub const JID: &str = "jid";
+    pub const MINION: &str = "minion";
+    pub const FUN: &str = "fun";
+    pub const OUTCOME: &str = "outcome";
+    pub const TIME: &str = "time";
+    pub const TEXT: &str = "q";
+    pub const NOISY: &str = "noisy";
+}
+
+impl JobFilter {
+    /// Reads the filter from URL query pairs. A parameter that does not read
+    /// is left at its default and explained, so a bad link still shows a page.
+    pub fn from_query<'a>(get: impl Fn(&str) -> Option<&'a str>) -> (JobFilter, Vec<String>) {
+        let mut problems = Vec::new();
+        let text = |name: &str| get(name).map(str::trim).filter(|s| !s.is_empty());
+        let list = |name: &str| -> Vec<String> {
+            text(name)
+                .map(|s| {
+                    s.split([',', ' '])
+                        .map(str::trim)
+                        .filter(|s| !s.is_empty())
+                        .map(str::to_string)
+                        .collect()
+                })
+                .unwrap_or_default()
+        };
+        let outcome = match OutcomeFilter::parse(text(param::OUTCOME).unwrap_or("")) {
+            Ok(o) => o,
+            Err(e) => {
+                problems.push(e);
+                OutcomeFilter::All
+            }
+        };
+        let time = match text(param::TIME).map(TimeRange::parse) {
+            None => TimeRange::default(),
+            Some(Ok(t)) => t,
+            Some(Err(e)) => {
+                problems.push(e);
+                TimeRange::default()
+            }
+        };
+        let filter = JobFilter {
+            jid: text(param::JID).map(|j| j.trim_end_matches('*').to_string()),
+            minions: list(param::MINION),
+            functions: list(param::FUN),
+            outcome,
+            time,
+            text: text(param::TEXT).map(str::to_string),
+            show_noisy: text(param::NOISY) == Some("show"),
+        };
+        (filter, problems)
+    }
+
+    /// The filter as URL query pairs, defaults left out so links stay short.
+    pub fn to_query(&self) -> Vec<(&'static str, String)> {
+        let mut out = Vec::new();
+        if let Some(jid) = &self.jid {
+            out.push((param::JID, jid.clone()));
+        }
+        if !self.minions.is_empty() {
+            out.push((param::MINION, self.minions.join(",")));
+        }
+        if !self.functions.is_empty() {
+            out.push((param::FUN, self.functions.join(",")));
+        }
+        if self.outcome != OutcomeFilter::All {
+            out.push((param::OUTCOME, self.outcome.to_param().to_string()));
+        }
+        if self.time != TimeRange::default() {
+            out.push((param::TIME, self.time.to_param()));
+        }
+        if let Some(q) = &self.text {
+            out.push((param::TEXT, q.clone()));
+        }
+        if self.show_noisy {
+            out.push((param::NOISY, "show".into()));
+        }
+        out
+    }
+
+    /// The `bool` query of the returns this filter selects, without the
+    /// outcome (which is per job, not per return; see [`Self::outcome_clause`]).
+    pub fn returns_query(
+        &self,
+        config: &AppConfig,
+        fields: &FieldMap,
+        noisy: &[String],
+        now_ms: i64,
+    ) -> Value {
+        let (mut filter, mut must_not) = super::returns_filter(config);
+        if let Some((from, to)) = self.time.bounds(now_ms) {
+            filter.push(time_clause("@timestamp", from, to));
+        }
+        if let Some(jid) = &self.jid {
+            filter.push(if is_whole_jid(jid) {
+                json!({"term": {fields.jid.clone(): jid}})
+            } else {
+                json!({"prefix": {fields.jid.clone(): jid}})
+            });
+        }
+        if let Some(any) = any_of(&fields.minion, &self.minions) {
+            filter.push(any);
+        }
+        if let Some(any) = any_of(&fields.fun, &self.functions) {
+            filter.push(any);
+        }
+        // Noise is hidden only while no function is asked for by name: asking
+        // for `saltutil.sync_all` must find it.
+        if !self.show_noisy && self.functions.is_empty() {
+            must_not.extend(noisy.iter().map(|f| pattern_clause(&fields.fun, f)));
+        }
+        if let Some(q) = &self.text {
+            filter.push(query_string(q));
+        }
+        json!({"bool": {"filter": filter, "must_not": must_not}})
+    }
+
+    /// The returns query with the outcome applied per return: for
+    /// [`OutcomeFilter::AnyFailed`] only failed, non-runner returns, so that
+    /// the jobs found are those with at least one failure.
+    pub fn returns_query_with_outcome(
+        &self,
+        config: &AppConfig,
+        fields: &FieldMap,
+        noisy: &[String],
+        now_ms: i64,
+    ) -> Value {
+        let mut query = self.returns_query(config, fields, noisy, now_ms);
+        if self.outcome == OutcomeFilter::AnyFailed {
+            if let Some(filter) = query
+                .pointer_mut("/bool/filter")
+                .and_then(Value::as_array_mut)
+            {
+                filter.push(json!({"term": {"success": false}}));
+            }
+            if let Some(must_not) = query
+                .pointer_mut("/bool/must_not")
+                .and_then(Value::as_array_mut)
+            {
+                must_not.push(runner_clause(fields));
+            }
+        }
+        query
+    }
+}
+
+/// `{"prefix": {fun: "runner."}}`: runner returns, whatever the index prefix.
+pub fn runner_clause(fields: &FieldMap) -> Value {
+    json!({"prefix": {fields.fun.clone(): "runner."}})
+}
+
+/// A failed return that is not a runner's (runners always say `success: false`).
+pub fn failed_clause(fields: &FieldMap) -> Value {
+    json!({"bool": {"filter": [{"term": {"success": false}}], "must_not": [runner_clause(fields)]}})
+}
+
+pub fn time_clause(field: &str, from_ms: i64, to_ms: i64) -> Value {
+    json!({"range": {field: {"gte": from_ms, "lte": to_ms, "format": "epoch_millis"}}})
+}
+
+/// The free text as Lucene `query_string`. `lenient` keeps a word from
+/// failing on numeric or boolean fields; a syntax error still fails, and the
+/// view shows the engine's explanation.
+pub fn query_string(q: &str) -> Value {
+    json!({"query_string": {
+        "query": q,
+        "default_operator": "AND",
+        "analyze_wildcard": true,
+        "lenient": true
+    }})
+}
+
+/// A 20-digit jid, optionally with the `_<pid>` of `unique_jid`.
+pub fn is_whole_jid(jid: &str) -> bool {
+    let digits = jid.split('_').next().unwrap_or("");
+    digits.len() == 20 && digits.bytes().all(|b| b.is_ascii_digit())
+}
+
+/// `term` for a plain value, `wildcard` for one with `*` or `?`.
+pub fn pattern_clause(field: &str, pattern: &str) -> Value {
+    if pattern.contains(['*', '?']) {
+        json!({"wildcard": {field: {"value": pattern}}})
+    } else {
+        json!({"term": {field: pattern}})
+    }
+}
+
+fn any_of(field: &str, patterns: &[String]) -> Option<Value> {
+    match patterns {
+        [] => None,
+        [one] => Some(pattern_clause(field, one)),
+        many => Some(json!({"bool": {
+            "should": many.iter().map(|p| pattern_clause(field, p)).collect::<Vec<_>>(),
+            "minimum_should_match": 1
+        }})),
+    }
+}
+
+/// Percent-encodes query pairs into `?a=b&c=d` (empty string for none), for
+/// links that carry a view's state.
+pub fn encode_query(pairs: &[(&str, String)]) -> String {
+    if pairs.is_empty() {
+        return String::new();
+    }
+    let mut out = String::from("?");
+    for (i, (k, v)) in pairs.iter().enumerate() {
+        if i > 0 {
+            out.push('&');
+        }
+        out.push_str(&percent_encode(k));
+        out.push('=');
+        out.push_str(&percent_encode(v));
+    }
+    out
+}
+
+fn percent_encode(s: &str) -> String {
+    let mut out = String::with_capacity(s.len());
+    for b in s.bytes() {
+        match b {
+            b'A'..=b'Z'
+            | b'a'..=b'z'
+            | b'0'..=b'9'
+            | b'-'
+            | b'_'
+            | b'.'
+            | b'~'
+            | b'*'
+            | b','
+            | b':' => out.push(b as char),
+            _ => out.push_str(&format!("%{b:02X}")),
+        }
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    const NOW: i64 = 1_764_700_000_000;
+
+    fn read(pairs: &[(&str, &str)]) -> (JobFilter, Vec<String>) {
+        JobFilter::from_query(|name| pairs.iter().find(|(k, _)| *k == name).map(|(_, v)| *v))
+    }
+
+    fn query(filter: &JobFilter) -> Value {
+        let noisy: Vec<String> = DEFAULT_NOISY_FUNCTIONS
+            .iter()
+            .map(|s| s.to_string())
+            .collect();
+        filter.returns_query(&AppConfig::default(), &FieldMap::default(), &noisy, NOW)
+    }
+
+    #[test]
+    fn a_filter_survives_the_round_trip_through_the_url() {
+        let filter = JobFilter {
+            jid: Some("20261202".into()),
+            minions: vec!["web*".into(), "db-02".into()],
+            functions: vec!["state.apply".into()],
+            outcome: OutcomeFilter::AnyFailed,
+            time: TimeRange::Absolute {
+                from_ms: NOW - 3_600_000,
+                to_ms: NOW,
+            },
+            text: Some("comment:\"rm -rf\" AND NOT x".into()),
+            show_noisy: true,
+        };
+        let pairs = filter.to_query();
+        let (back, problems) =
+            JobFilter::from_query(|n| pairs.iter().find(|(k, _)| *k == n).map(|(_, v)| v.as_str()));
+        assert!(problems.is_empty(), "{problems:?}");
+        assert_eq!(back, filter);
+    }
+
+    #[test]
+    fn the_default_filter_makes_no_parameters() {
+        assert!(JobFilter::default().to_query().is_empty());
+        assert_eq!(encode_query(&[]), "");
+    }
+
+    #[test]
+    fn a_bad_parameter_is_explained_and_left_at_its_default() {
+        let (f, problems) = read(&[
+            ("time", "yesterday"),
+            ("outcome", "meh"),
+            ("fun", "cmd.run"),
+        ]);
+        assert_eq!(f.time, TimeRange::default());
+        assert_eq!(f.outcome, OutcomeFilter::All);
+        assert_eq!(f.functions, ["cmd.run"]);
+        assert_eq!(problems.len(), 2, "{problems:?}");
+        assert!(problems.iter().any(|p| p.contains("yesterday")));
+    }
+
+    #[test]
+    fn an_absolute_range_that_ends_before_it_starts_is_refused() {
+        assert!(TimeRange::parse("2026-12-02T00:00:00Z..2026-12-01T00:00:00Z").is_err());
+        let ok = TimeRange::parse("2026-12-01T00:00:00Z..2026-12-02T00:00:00.500Z").unwrap();
+        assert_eq!(ok.bounds(0), Some((1_796_083_200_000, 1_796_169_600_500)));
+    }
+
+    #[test]
+    fn a_whole_jid_is_a_term_and_a_shorter_one_a_prefix() {
+        let (f, _) = read(&[("jid", "20261202184626123456")]);
+        assert_eq!(
+            query(&f)["bool"]["filter"][2]["term"]["jid.keyword"],
+            "20261202184626123456"
+        );
+        let (f, _) = read(&[("jid", "2026120218*")]);
+        assert_eq!(
+            query(&f)["bool"]["filter"][2]["prefix"]["jid.keyword"],
+            "2026120218"
+        );
+        assert!(is_whole_jid("20261202184626123456_991"));
+    }
+
+    #[test]
+    fn several_minions_match_any_of_them_with_wildcards() {
+        let (f, _) = read(&[("minion", "web*, db-02")]);
+        let q = query(&f);
+        let should = &q["bool"]["filter"][2]["bool"]["should"];
+        assert_eq!(should[0]["wildcard"]["minion.keyword"]["value"], "web*");
+        assert_eq!(should[1]["term"]["minion.keyword"], "db-02");
+    }
+
+    #[test]
+    fn the_time_range_filters_the_returners_timestamp() {
+        let (f, _) = read(&[("time", "24h")]);
+        let range = &query(&f)["bool"]["filter"][1]["range"]["@timestamp"];
+        assert_eq!(range["gte"], NOW - 86_400_000);
+        assert_eq!(range["lte"], NOW);
+        let (all, _) = read(&[("time", "all")]);
+        assert!(!query(&all).to_string().contains("@timestamp"));
+    }
+
+    #[test]
+    fn noisy_functions_are_hidden_unless_shown_or_asked_for() {
+        let hidden = query(&JobFilter::default());
+        assert!(hidden["bool"]["must_not"]
+            .to_string()
+            .contains("saltutil.*"));
+        let (shown, _) = read(&[("noisy", "show")]);
+        assert!(!query(&shown)["bool"]["must_not"]
+            .to_string()
+            .contains("saltutil"));
+        let (asked, _) = read(&[("fun", "saltutil.sync_all")]);
+        assert!(!query(&asked)["bool"]["must_not"]
+            .to_string()
+            .contains("saltutil.*"));
+    }
+
+    #[test]
+    fn free_text_is_a_query_string() {
+        let (f, _) = read(&[("q", "Connection refused")]);
+        let q = query(&f);
+        let qs = q["bool"]["filter"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .find_map(|c| c.get("query_string"))
+            .unwrap();
+        assert_eq!(qs["query"], "Connection refused");
+        assert_eq!(qs["lenient"], true);
+    }
+
+    #[test]
+    fn any_failed_selects_failed_returns_that_are_not_runners() {
+        let (f, _) = read(&[("outcome", "failed")]);
+        let q = f.returns_query_with_outcome(&AppConfig::default(), &FieldMap::default(), &[], NOW);
+        assert!(q["bool"]["filter"]
+            .to_string()
+            .contains(r#"{"term":{"success":false}}"#));
+        assert!(q["bool"]["must_not"]
+            .to_string()
+            .contains(r#""fun.keyword":"runner.""#));
+        let (s, _) = read(&[("outcome", "succeeded")]);
+        let q = s.returns_query_with_outcome(&AppConfig::default(), &FieldMap::default(), &[], NOW);
+        assert!(
+            !q.to_string().contains("success"),
+            "succeeded is decided per job"
+        );
+    }
+
+    #[test]
+    fn query_strings_are_percent_encoded() {
+        assert_eq!(
+            encode_query(&[("q", "a b&c=d/é".into()), ("minion", "web*,db-02".into())]),
+            "?q=a%20b%26c%3Dd%2F%C3%A9&minion=web*,db-02"
+        );
+    }
+}

@@ -1,0 +1,314 @@
+//! Returns over time, succeeded / failed / runner stacked, above the job
+//! list — Kibana Discover's histogram. The request, the parsing, and the
+//! chart's geometry (so the SVG component only draws rectangles and the
+//! zoom maths is tested here).
+
+use serde_json::{json, Value};
+
+use super::filter::{failed_clause, runner_clause};
+use super::FieldMap;
+
+/// Aim for at most this many bars: readable at any width.
+pub const TARGET_BARS: i64 = 60;
+
+const INTERVALS: [(i64, &str); 17] = [
+    (1_000, "1s"),
+    (5_000, "5s"),
+    (10_000, "10s"),
+    (30_000, "30s"),
+    (60_000, "1m"),
+    (300_000, "5m"),
+    (600_000, "10m"),
+    (1_800_000, "30m"),
+    (3_600_000, "1h"),
+    (3 * 3_600_000, "3h"),
+    (6 * 3_600_000, "6h"),
+    (12 * 3_600_000, "12h"),
+    (86_400_000, "1d"),
+    (2 * 86_400_000, "2d"),
+    (7 * 86_400_000, "7d"),
+    (30 * 86_400_000, "30d"),
+    (365 * 86_400_000, "365d"),
+];
+
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct HistogramBucket {
+    pub start_ms: i64,
+    pub succeeded: u64,
+    pub failed: u64,
+    pub runner: u64,
+}
+
+impl HistogramBucket {
+    pub fn total(&self) -> u64 {
+        self.succeeded + self.failed + self.runner
+    }
+}
+
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct Histogram {
+    pub interval_ms: i64,
+    pub from_ms: i64,
+    pub to_ms: i64,
+    pub buckets: Vec<HistogramBucket>,
+}
+
+/// One bar, in chart units: `x`/`width` along the time axis, and the three
+/// stacked segments' heights from the bottom.
+#[derive(Clone, Debug, PartialEq)]
+pub struct BarLayout {
+    pub x: f64,
+    pub width: f64,
+    pub succeeded_h: f64,
+    pub failed_h: f64,
+    pub runner_h: f64,
+    pub bucket: HistogramBucket,
+}
+
+/// The smallest round interval that keeps the range within [`TARGET_BARS`].
+pub fn pick_interval(span_ms: i64) -> (i64, &'static str) {
+    INTERVALS
+        .iter()
+        .copied()
+        .find(|(ms, _)| span_ms / ms <= TARGET_BARS)
+        .unwrap_or(INTERVALS[INTERVALS.len() - 1])
+}
+
+/// The aggregation: a fixed interval over a known range (with empty buckets
+/// kept, so gaps show), or `auto_date_histogram` for all time.
+pub fn histogram_agg(fields: &FieldMap, bounds: Option<(i64, i64)>) -> Value {
+    let sub = json!({
+        "failed": {"filter": failed_clause(fields)},
+        "runner": {"filter": runner_clause(fields)}
+    });
+    match bounds {
+        Some((from, to)) => {
+            let (_, interval) = pick_interval(to - from);
+            json!({
+                "date_histogram": {
+                    "field": "@timestamp",
+                    "fixed_interval": interval,
+                    "min_doc_count": 0,
+                    "extended_bounds": {"min": from, "max": to}
+                },
+                "aggs": sub
+            })
+        }
+        None => json!({
+            "auto_date_histogram": {"field": "@timestamp", "buckets": TARGET_BARS},
+            "aggs": sub
+        }),
+    }
+}
+
+/// Reads the histogram aggregation; `None` when the answer has none.
+pub fn parse_histogram(agg: &Value, bounds: Option<(i64, i64)>) -> Option<Histogram> {
+    let raw = agg.get("buckets")?.as_array()?;
+    let count = |b: &Value, path: &str| b.pointer(path).and_then(Value::as_u64).unwrap_or(0);
+    let buckets: Vec<HistogramBucket> = raw
+        .iter()
+        .filter_map(|b| {
+            let start_ms = b.get("key")?.as_f64()? as i64;
+            let total = count(b, "/doc_count");
+            let failed = count(b, "/failed/doc_count");
+            let runner = count(b, "/runner/doc_count");
+            Some(HistogramBucket {
+                start_ms,
+                succeeded: total.saturating_sub(failed + runner),
+                failed,
+                runner,
+            })
+        })
+        .collect();
+    let interval_ms = match (bounds, agg.get("interval").and_then(Value::as_str)) {
+        (Some((from, to)), _) => pick_interval(to - from).0,
+        (None, Some(text)) => interval_ms(text).unwrap_or(86_400_000),
+        (None, None) => match buckets.as_slice() {
+            [a, b, ..] => b.start_ms - a.start_ms,
+            _ => 86_400_000,
+        },
+    };
+    let (from_ms, to_ms) = match bounds {
+        Some(b) => b,
+        None => (
+            buckets.first().map(|b| b.start_ms).unwrap_or(0),
+            buckets
+                .last()
+                .map(|b| b.start_ms + interval_ms)
+                .unwrap_or(0),
+        ),
+    };
+    Some(Histogram {
+        interval_ms,
+        from_ms,
+        to_ms,
+        buckets,
+    })
+}
+
+/// `auto_date_histogram`'s interval (`3h`, `7d`, `1M`, `1y`) in ms; months
+/// and years approximately, which is all a bar width needs.
+fn interval_ms(text: &str) -> Option<i64> {
+    let unit_at = text.find(|c: char| !c.is_ascii_digit())?;
+    let n: i64 = text[..unit_at].parse().ok()?;
+    let unit = match &text[unit_at..] {
+        "ms" => 1,
+        "s" => 1_000,
+        "m" => 60_000,
+        "h" => 3_600_000,
+        "d" => 86_400_000,
+        "w" => 7 * 86_400_000,
+        "M" => 30 * 86_400_000,
+        "y" => 365 * 86_400_000,
+        _ => return None,
+    };
+    Some(n * unit)
+}
+
+impl Histogram {
+    pub fn max_total(&self) -> u64 {
+        self.buckets
+            .iter()
+            .map(HistogramBucket::total)
+            .max()
+            .unwrap_or(0)
+    }
+
+    pub fn total(&self) -> u64 {
+        self.buckets.iter().map(HistogramBucket::total).sum()
+    }
+
+    fn span(&self) -> f64 {
+        (self.to_ms - self.from_ms).max(1) as f64
+    }
+
+    /// Bars for a chart `width` × `height` units, time running left to right.
+    pub fn layout(&self, width: f64, height: f64) -> Vec<BarLayout> {
+        let max = self.max_total().max(1) as f64;
+        let scale = |n: u64| n as f64 / max * height;
+        self.buckets
+            .iter()
+            .map(|b| {
+                let x0 = self.x_of(b.start_ms, width).max(0.0);
+                let x1 = self.x_of(b.start_ms + self.interval_ms, width).min(width);
+                BarLayout {
+                    x: x0,
+                    // a hair of gap between bars
+                    width: ((x1 - x0) * 0.9).max(0.5),
+                    succeeded_h: scale(b.succeeded),
+                    failed_h: scale(b.failed),
+                    runner_h: scale(b.runner),
+                    bucket: b.clone(),
+                }
+            })
+            .collect()
+    }
+
+    pub fn x_of(&self, ms: i64, width: f64) -> f64 {
+        (ms - self.from_ms) as f64 / self.span() * width
+    }
+
+    /// The time under `x` of a chart `width` wide (clamped to the range).
+    pub fn time_at(&self, x: f64, width: f64) -> i64 {
+        let frac = (x / width.max(1.0)).clamp(0.0, 1.0);
+        self.from_ms + (frac * self.span()).round() as i64
+    }
+
+    /// The range a drag from `x0` to `x1` selects (either direction). A
+    /// click (no drag) selects the bucket under it.
+    pub fn zoom_range(&self, x0: f64, x1: f64, width: f64) -> (i64, i64) {
+        let (a, b) = if x0 <= x1 { (x0, x1) } else { (x1, x0) };
+        if b - a < 3.0 {
+            let t = self.time_at(a, width);
+            let bucket = self
+                .buckets
+                .iter()
+                .find(|bk| bk.start_ms <= t && t < bk.start_ms + self.interval_ms);
+            let start = bucket.map(|bk| bk.start_ms).unwrap_or(t);
+            return (start, start + self.interval_ms);
+        }
+        (self.time_at(a, width), self.time_at(b, width))
+    }
+
+    /// Bucket under `x`, for the hover label.
+    pub fn bucket_at(&self, x: f64, width: f64) -> Option<&HistogramBucket> {
+        let t = self.time_at(x, width);
+        self.buckets
+            .iter()
+            .find(|b| b.start_ms <= t && t < b.start_ms + self.interval_ms)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn intervals_keep_every_preset_within_sixty_bars() {
+        assert_eq!(pick_interval(15 * 60_000).1, "30s");
+        assert_eq!(pick_interval(3_600_000).1, "1m");
+        assert_eq!(pick_interval(86_400_000).1, "30m");
+        assert_eq!(pick_interval(7 * 86_400_000).1, "3h");
+        assert_eq!(pick_interval(30 * 86_400_000).1, "12h");
+    }
+
+    #[test]
+    fn a_known_range_asks_for_empty_buckets_over_all_of_it() {
+        let agg = histogram_agg(&FieldMap::default(), Some((0, 86_400_000)));
+        assert_eq!(agg["date_histogram"]["fixed_interval"], "30m");
+        assert_eq!(agg["date_histogram"]["min_doc_count"], 0);
+        assert_eq!(agg["date_histogram"]["extended_bounds"]["max"], 86_400_000);
+        let all = histogram_agg(&FieldMap::default(), None);
+        assert_eq!(all["auto_date_histogram"]["buckets"], TARGET_BARS);
+    }
+
+    fn answer() -> Value {
+        json!({"buckets": [
+            {"key": 0, "doc_count": 10, "failed": {"doc_count": 3}, "runner": {"doc_count": 1}},
+            {"key": 1_800_000, "doc_count": 0, "failed": {"doc_count": 0}, "runner": {"doc_count": 0}},
+            {"key": 3_600_000, "doc_count": 20, "failed": {"doc_count": 0}, "runner": {"doc_count": 0}}
+        ]})
+    }
+
+    #[test]
+    fn buckets_split_into_succeeded_failed_and_runner() {
+        let h = parse_histogram(&answer(), Some((0, 86_400_000))).unwrap();
+        assert_eq!(h.interval_ms, 1_800_000, "{h:?}");
+        assert_eq!(
+            h.buckets[0],
+            HistogramBucket {
+                start_ms: 0,
+                succeeded: 6,
+                failed: 3,
+                runner: 1
+            }
+        );
+        assert_eq!(h.total(), 30);
+        assert_eq!(h.max_total(), 20);
+    }
+
+    #[test]
+    fn all_time_reads_the_interval_the_engine_chose() {
+        let mut a = answer();
+        a["interval"] = json!("30m");
+        let h = parse_histogram(&a, None).unwrap();
+        assert_eq!(h.interval_ms, 1_800_000);
+        assert_eq!((h.from_ms, h.to_ms), (0, 5_400_000));
+        assert_eq!(interval_ms("1M"), Some(30 * 86_400_000));
+    }
+
+    #[test]
+    fn bars_stack_to_the_tallest_bucket_and_clicks_zoom_to_a_bucket() {
+        let h = parse_histogram(&answer(), Some((0, 86_400_000))).unwrap();
+        let bars = h.layout(300.0, 100.0);
+        assert_eq!(bars.len(), 3);
+        assert_eq!(bars[2].succeeded_h, 100.0);
+        assert_eq!(bars[0].failed_h, 15.0);
+        assert!((bars[1].x - 6.25).abs() < 1e-9);
+        // a click on the first bar selects its 30 minutes
+        assert_eq!(h.zoom_range(1.0, 2.0, 300.0), (0, 1_800_000));
+        // a drag selects what it covers, whichever way it went
+        assert_eq!(h.zoom_range(200.0, 100.0, 300.0), (28_800_000, 57_600_000));
+        assert_eq!(h.bucket_at(13.0, 300.0).unwrap().succeeded, 20);
+    }
+}

@@ -1,0 +1,350 @@
+//! The minions view (`get_minions`): every minion that returned in the time
+//! range, with its last return, job count, failures and the outcome of its
+//! latest state run. Also the latest return of one function on every minion
+//! (the functions view's "which are failing now"), which shares the shape.
+
+use serde_json::{json, Value};
+
+use super::filter::{failed_clause, JobFilter};
+use super::FieldMap;
+use crate::config::AppConfig;
+use crate::engine::{EngineError, SearchRequest};
+use crate::model::{Outcome, ReturnDoc};
+use crate::text::scalar_text;
+
+pub const MINION_PAGE_SIZE: usize = 200;
+
+/// State functions whose latest run says whether a minion is in its state.
+pub const STATE_RUN_FUNCTIONS: [&str; 3] = ["state.apply", "state.highstate", "state.sls"];
+
+/// The part of a return the latest-run columns need: never `data` itself,
+/// only each state's `result` (a state return can be megabytes).
+pub const LATEST_SOURCE: [&str; 8] = [
+    "jid",
+    "minion",
+    "fun",
+    "success",
+    "retcode",
+    "@timestamp",
+    "counts",
+    "data.*.result",
+];
+
+/// A minion's most recent return of some function.
+#[derive(Clone, Debug, PartialEq)]
+pub struct LatestReturn {
+    pub minion: String,
+    pub jid: String,
+    pub fun: String,
+    pub timestamp: Option<String>,
+    pub outcome: Outcome,
+    pub retcode: Option<i64>,
+    /// (succeeded, failed) states, from the state results or `counts`.
+    pub states: Option<(u64, u64)>,
+}
+
+impl LatestReturn {
+    pub fn from_hit(hit: &Value) -> LatestReturn {
+        let doc = ReturnDoc::from_hit(hit);
+        // `data.*.result` brings back `{key: {result}}` per state.
+        let from_results = hit
+            .pointer("/_source/data")
+            .and_then(Value::as_object)
+            .map(|states| {
+                let results: Vec<&Value> =
+                    states.values().filter_map(|s| s.get("result")).collect();
+                let failed = results
+                    .iter()
+                    .filter(|r| **r == &Value::Bool(false))
+                    .count() as u64;
+                (results.len() as u64 - failed, failed)
+            })
+            .filter(|(ok, bad)| ok + bad > 0);
+        LatestReturn {
+            outcome: doc.outcome(),
+            states: from_results.or(doc.counts),
+            minion: doc.minion,
+            jid: doc.jid,
+            fun: doc.fun,
+            timestamp: doc.timestamp,
+            retcode: doc.retcode,
+        }
+    }
+}
+
+/// One row of the minions view.
+#[derive(Clone, Debug, PartialEq)]
+pub struct MinionSummary {
+    pub minion: String,
+    pub last_return_ms: Option<i64>,
+    pub jobs: u64,
+    pub returns: u64,
+    pub failed: u64,
+    pub latest_state_run: Option<LatestReturn>,
+}
+
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct MinionPage {
+    pub minions: Vec<MinionSummary>,
+    pub total_minions: Option<u64>,
+    /// The minion to continue after; `None` on the last page.
+    pub next_after: Option<String>,
+    pub notes: Vec<String>,
+}
+
+/// The minions view's one search: a composite on minion id, so a fleet of
+/// any size pages by name.
+pub fn minion_search(
+    config: &AppConfig,
+    fields: &FieldMap,
+    filter: &JobFilter,
+    noisy: &[String],
+    now_ms: i64,
+    after: Option<&str>,
+) -> SearchRequest {
+    let mut composite = json!({
+        "size": MINION_PAGE_SIZE + 1,
+        "sources": [{"minion": {"terms": {"field": fields.minion}}}]
+    });
+    if let Some(after) = after {
+        composite["after"] = json!({"minion": after});
+    }
+    let body = json!({
+        "size": 0,
+        "query": filter.returns_query_with_outcome(config, fields, noisy, now_ms),
+        "aggs": {
+            "minions": {
+                "composite": composite,
+                "aggs": {
+                    "last_return": {"max": {"field": "@timestamp"}},
+                    "jobs": {"cardinality": {"field": fields.jid}},
+                    "failed": {"filter": failed_clause(fields)},
+                    "state_runs": {
+                        "filter": {"terms": {fields.fun.clone(): STATE_RUN_FUNCTIONS}},
+                        "aggs": {"latest": {"top_hits": {
+                            "size": 1,
+                            "sort": [{"@timestamp": {"order": "desc"}}],
+                            "_source": LATEST_SOURCE
+                        }}}
+                    }
+                }
+            },
+            "minion_count": {"cardinality": {"field": fields.minion}}
+        }
+    });
+    SearchRequest::new(&config.index_pattern, body)
+}
+
+pub fn parse_minions(answer: Result<Value, EngineError>) -> Result<MinionPage, EngineError> {
+    let answer = answer?;
+    let mut page = MinionPage {
+        total_minions: answer
+            .pointer("/aggregations/minion_count/value")
+            .and_then(Value::as_u64),
+        ..MinionPage::default()
+    };
+    let buckets = answer
+        .pointer("/aggregations/minions/buckets")
+        .and_then(Value::as_array)
+        .map(Vec::as_slice)
+        .unwrap_or_default();
+    for bucket in buckets.iter().take(MINION_PAGE_SIZE) {
+        let Some(minion) = bucket.pointer("/key/minion").map(scalar_text) else {
+            page.notes
+                .push(format!("a minion bucket without a key: {bucket}"));
+            continue;
+        };
+        let count = |path: &str| bucket.pointer(path).and_then(Value::as_u64).unwrap_or(0);
+        page.minions.push(MinionSummary {
+            last_return_ms: bucket
+                .pointer("/last_return/value")
+                .and_then(Value::as_f64)
+                .map(|v| v as i64),
+            jobs: count("/jobs/value"),
+            returns: count("/doc_count"),
+            failed: count("/failed/doc_count"),
+            latest_state_run: bucket
+                .pointer("/state_runs/latest/hits/hits/0")
+                .map(LatestReturn::from_hit),
+            minion,
+        });
+    }
+    if buckets.len() > MINION_PAGE_SIZE {
+        page.next_after = page.minions.last().map(|m| m.minion.clone());
+    }
+    Ok(page)
+}
+
+/// The latest return of one function on every minion (composite on minion
+/// with a `top_hits` of one), paged by minion id.
+pub fn latest_by_minion_search(
+    config: &AppConfig,
+    fields: &FieldMap,
+    fun: &str,
+    filter: &JobFilter,
+    now_ms: i64,
+    after: Option<&str>,
+) -> SearchRequest {
+    let filter = JobFilter {
+        functions: vec![fun.to_string()],
+        outcome: super::filter::OutcomeFilter::All,
+        ..filter.clone()
+    };
+    let mut composite = json!({
+        "size": MINION_PAGE_SIZE + 1,
+        "sources": [{"minion": {"terms": {"field": fields.minion}}}]
+    });
+    if let Some(after) = after {
+        composite["after"] = json!({"minion": after});
+    }
+    SearchRequest::new(
+        &config.index_pattern,
+        json!({
+            "size": 0,
+            "query": filter.returns_query(config, fields, &[], now_ms),
+            "aggs": {"minions": {
+                "composite": composite,
+                "aggs": {"latest": {"top_hits": {
+                    "size": 1,
+                    "sort": [{"@timestamp": {"order": "desc"}}],
+                    "_source": LATEST_SOURCE
+                }}}
+            }}
+        }),
+    )
+}
+
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct LatestPage {
+    pub latest: Vec<LatestReturn>,
+    pub next_after: Option<String>,
+    pub notes: Vec<String>,
+}
+
+impl LatestPage {
+    pub fn failing_now(&self) -> usize {
+        self.latest
+            .iter()
+            .filter(|l| l.outcome == Outcome::Failed)
+            .count()
+    }
+}
+
+pub fn parse_latest_by_minion(
+    answer: Result<Value, EngineError>,
+) -> Result<LatestPage, EngineError> {
+    let answer = answer?;
+    let mut page = LatestPage::default();
+    let buckets = answer
+        .pointer("/aggregations/minions/buckets")
+        .and_then(Value::as_array)
+        .map(Vec::as_slice)
+        .unwrap_or_default();
+    for bucket in buckets.iter().take(MINION_PAGE_SIZE) {
+        match bucket.pointer("/latest/hits/hits/0") {
+            Some(hit) => page.latest.push(LatestReturn::from_hit(hit)),
+            None => page.notes.push(format!(
+                "no latest return for {}",
+                bucket
+                    .pointer("/key/minion")
+                    .map(scalar_text)
+                    .unwrap_or_default()
+            )),
+        }
+    }
+    if buckets.len() > MINION_PAGE_SIZE {
+        page.next_after = page.latest.last().map(|l| l.minion.clone());
+    }
+    Ok(page)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn latest_hit(minion: &str, success: bool, results: &[Value]) -> Value {
+        let data: serde_json::Map<String, Value> = results
+            .iter()
+            .enumerate()
+            .map(|(i, r)| (format!("test_|-s{i}_|-s{i}_|-nop"), json!({"result": r})))
+            .collect();
+        json!({"_index": "salt-state_apply-v1", "_id": minion, "_source": {
+            "jid": "20261202191413295885", "minion": minion, "fun": "state.apply",
+            "success": success, "retcode": if success { 0 } else { 2 },
+            "@timestamp": "2026-12-02T19:14:20+00:00", "counts": {}, "data": data
+        }})
+    }
+
+    #[test]
+    fn the_minion_search_pages_by_id_and_never_fetches_whole_state_returns() {
+        let s = minion_search(
+            &AppConfig::default(),
+            &FieldMap::default(),
+            &JobFilter::default(),
+            &[],
+            0,
+            Some("db-02"),
+        );
+        let aggs = &s.body["aggs"]["minions"];
+        assert_eq!(aggs["composite"]["after"]["minion"], "db-02");
+        assert_eq!(aggs["composite"]["size"], MINION_PAGE_SIZE + 1);
+        let source = &aggs["aggs"]["state_runs"]["aggs"]["latest"]["top_hits"]["_source"];
+        assert!(source
+            .as_array()
+            .unwrap()
+            .iter()
+            .any(|f| f == "data.*.result"));
+        assert!(!source.as_array().unwrap().iter().any(|f| f == "data"));
+    }
+
+    #[test]
+    fn minion_buckets_read_counts_and_the_latest_state_run() {
+        let answer = json!({"aggregations": {
+            "minion_count": {"value": 2},
+            "minions": {"buckets": [
+                {"key": {"minion": "db-02"}, "doc_count": 7, "last_return": {"value": 1.7e12},
+                 "jobs": {"value": 6}, "failed": {"doc_count": 2},
+                 "state_runs": {"doc_count": 1, "latest": {"hits": {"hits": [
+                    latest_hit("db-02", false, &[json!(true), json!(false), json!(null)])]}}}},
+                {"key": {"minion": "web01.prod.example.com"}, "doc_count": 1, "last_return": {"value": 1.6e12},
+                 "jobs": {"value": 1}, "failed": {"doc_count": 0},
+                 "state_runs": {"doc_count": 0, "latest": {"hits": {"hits": []}}}}
+            ]}
+        }});
+        let page = parse_minions(Ok(answer)).unwrap();
+        assert_eq!(page.total_minions, Some(2));
+        assert_eq!(page.next_after, None);
+        let db = &page.minions[0];
+        assert_eq!((db.returns, db.jobs, db.failed), (7, 6, 2));
+        let latest = db.latest_state_run.as_ref().unwrap();
+        assert_eq!(latest.outcome, Outcome::Failed);
+        assert_eq!(
+            latest.states,
+            Some((2, 1)),
+            "None results count as succeeded"
+        );
+        assert!(page.minions[1].latest_state_run.is_none());
+    }
+
+    #[test]
+    fn the_latest_return_of_a_function_on_every_minion_counts_who_fails_now() {
+        let s = latest_by_minion_search(
+            &AppConfig::default(),
+            &FieldMap::default(),
+            "state.apply",
+            &JobFilter::default(),
+            0,
+            None,
+        );
+        assert!(s.body["query"]
+            .to_string()
+            .contains(r#"{"term":{"fun.keyword":"state.apply"}}"#));
+        let answer = json!({"aggregations": {"minions": {"buckets": [
+            {"key": {"minion": "a"}, "latest": {"hits": {"hits": [latest_hit("a", true, &[json!(true)])]}}},
+            {"key": {"minion": "b"}, "latest": {"hits": {"hits": [latest_hit("b", false, &[json!(false)])]}}}
+        ]}}});
+        let page = parse_latest_by_minion(Ok(answer)).unwrap();
+        assert_eq!(page.latest.len(), 2);
+        assert_eq!(page.failing_now(), 1);
+    }
+}
