@@ -295,6 +295,14 @@ record "{\"key\":\"sudo_user_jobs\",\"jid\":\"$jid\",\"minions\":$(join_json web
 jid=$(SUDO_USER=bob run_job sudo_bob db-02 state.single test.succeed_with_changes name=bob.was.here -t 60)
 record "{\"key\":\"sudo_user_jobs\",\"jid\":\"$jid\",\"minions\":[\"db-02\"],\"tgt\":\"db-02\",\"tgt_type\":\"glob\",\"fun\":\"state.single\",\"user\":\"sudo_bob\"}"
 
+# Commands an auditor must see flagged (config.json's risk rules): a forced
+# recursive delete (of a scratch dir of the minion's own: harmless) and a
+# state run on target '*' (which also targets the offline minion).
+jid=$(SUDO_USER=carol run_job risky_rm 'web0*' cmd.run "mkdir -p $HOSTDIR/cleanup.d && rm -rf $HOSTDIR/cleanup.d" -t 60)
+record "{\"key\":\"risky_rm\",\"jid\":\"$jid\",\"minions\":$(join_json web01.prod.example.com web02.prod.example.com),\"tgt\":\"web0*\",\"tgt_type\":\"glob\",\"fun\":\"cmd.run\",\"user\":\"sudo_carol\"}"
+jid=$(run_job state_apply_all '*' state.apply saltscope.packages -t 120)
+record "{\"key\":\"state_apply_all\",\"jid\":\"$jid\",\"minions\":$(join_json "${MINIONS[@]}" "$OFFLINE"),\"tgt\":\"*\",\"tgt_type\":\"glob\",\"fun\":\"state.apply\",\"never_returns\":[\"$OFFLINE\"]}"
+
 # runners also go through the master job cache
 "$SALT_BIN/salt-run" -c "$SM/etc" --out=json jobs.list_jobs >"$RUN_LOG/runner_list_jobs.out" 2>"$RUN_LOG/runner_list_jobs.err" || true
 "$SALT_BIN/salt-run" -c "$SM/etc" --out=json jobs.lookup_jid "$(sed -n 's/.*"key":"state_apply_multi","jid":"\([0-9_]*\)".*/\1/p' "$SCEN")" \

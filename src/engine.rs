@@ -44,7 +44,7 @@ pub async fn connect() -> Result<Engine, EngineError> {
         config.index_pattern,
         config.event_index_pattern,
         config.job_cache_index,
-        FieldMap::CAPS_FIELDS
+        FieldMap::caps_fields()
     );
     let fields = FieldMap::from_field_caps(&get_json(&caps_url, None).await?);
     Ok(Engine {
@@ -55,6 +55,29 @@ pub async fn connect() -> Result<Engine, EngineError> {
 }
 
 impl Engine {
+    /// The noisy functions this browser hides: the person's own list if
+    /// they changed it, else config.json's.
+    pub fn noisy(&self) -> Vec<String> {
+        crate::ui::prefs::noisy_functions().unwrap_or_else(|| self.config.noisy_functions.clone())
+    }
+
+    /// Why a view may find nothing: Salt's fields are not in the mapping.
+    pub fn mapping_notes(&self) -> Vec<String> {
+        let missing = self.fields.returns_unmapped();
+        if missing.is_empty() {
+            return Vec::new();
+        }
+        vec![format!(
+            "the indices matching `{}` have no field {}: no Salt return has been indexed there yet",
+            self.config.index_pattern,
+            missing
+                .iter()
+                .map(|f| format!("`{f}`"))
+                .collect::<Vec<_>>()
+                .join(", ")
+        )]
+    }
+
     /// One `_msearch` round trip; each search's answer or error, in order.
     pub async fn msearch(
         &self,

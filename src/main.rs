@@ -11,6 +11,12 @@ mod engine;
 #[cfg(target_arch = "wasm32")]
 mod ui;
 
+/// Now, in epoch milliseconds, for relative time ranges.
+#[cfg(target_arch = "wasm32")]
+pub fn now_ms() -> i64 {
+    js_sys::Date::now() as i64
+}
+
 fn main() {
     #[cfg(target_arch = "wasm32")]
     {

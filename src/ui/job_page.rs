@@ -1,11 +1,14 @@
 use leptos::prelude::*;
-use leptos_router::hooks::use_params_map;
+use leptos_router::components::A;
+use leptos_router::hooks::{use_params_map, use_query_map};
+use saltscope_core::model::output::StateOutput;
 use saltscope_core::model::{Outcome, PublishInfo, PublishSource, ReturnData, ReturnDoc};
+use saltscope_core::query::filter::encode_query;
 use saltscope_core::query::job::{JobDetail, MissingMinion};
 use saltscope_core::text::{jid_start_time, utc_timestamp};
 
 use super::error::{ErrorPanel, Notes};
-use super::states::{StateTable, SummaryLines};
+use super::states::{StateTable, StateView, SummaryLines};
 use super::use_connection;
 use super::value::value_tree;
 use crate::engine::Aborter;
@@ -15,7 +18,15 @@ use crate::engine::Aborter;
 pub fn JobPage() -> impl IntoView {
     let connection = use_connection();
     let params = use_params_map();
+    let query = use_query_map();
     let jid = Memo::new(move |_| params.read().get("jid").unwrap_or_default());
+    let view_as = Memo::new(move |_| {
+        query.with(|q| StateView {
+            output: StateOutput::parse(q.get_str("output").unwrap_or("")),
+            problems_only: q.get_str("only") == Some("problems"),
+            by_sls: q.get_str("group") == Some("sls"),
+        })
+    });
     let aborter = StoredValue::new_local(Aborter::default());
     let detail = LocalResource::new(move || {
         let jid = jid.get();
@@ -27,15 +38,50 @@ pub fn JobPage() -> impl IntoView {
     });
     view! {
         <h1>"Job " <span class="jid">{move || jid.get()}</span></h1>
+        <StateViewPicker jid=jid view_as=view_as/>
         {move || match detail.get() {
             None => view! { <p class="loading">"Loading job…"</p> }.into_any(),
             Some(Err(e)) => view! { <ErrorPanel error=e/> }.into_any(),
-            Some(Ok(job)) => job_view(job).into_any(),
+            Some(Ok(job)) => job_view(job, view_as.get()).into_any(),
         }}
     }
 }
 
-fn job_view(job: JobDetail) -> impl IntoView {
+/// Links that switch Salt's output modes, kept in the URL.
+#[component]
+fn StateViewPicker(jid: Memo<String>, view_as: Memo<StateView>) -> impl IntoView {
+    let href = move |v: StateView| {
+        let mut pairs = Vec::new();
+        if v.output != StateOutput::Full {
+            pairs.push(("output", v.output.name().to_string()));
+        }
+        if v.problems_only {
+            pairs.push(("only", "problems".to_string()));
+        }
+        if v.by_sls {
+            pairs.push(("group", "sls".to_string()));
+        }
+        format!("/job/{}{}", jid.get(), encode_query(&pairs))
+    };
+    view! {
+        <nav class="state-view" aria-label="State output">
+            <span>"state_output: "</span>
+            {StateOutput::ALL.iter().map(|mode| {
+                let mode = *mode;
+                view! {
+                    <A href=move || href(StateView { output: mode, ..view_as.get() })
+                        attr:class=move || if view_as.get().output == mode { "mode current" } else { "mode" }>{mode.name()}</A>
+                }
+            }).collect_view()}
+            <A href=move || { let v = view_as.get(); href(StateView { problems_only: !v.problems_only, ..v }) }
+                attr:class=move || if view_as.get().problems_only { "mode current" } else { "mode" }>"failures and changes only"</A>
+            <A href=move || { let v = view_as.get(); href(StateView { by_sls: !v.by_sls, ..v }) }
+                attr:class=move || if view_as.get().by_sls { "mode current" } else { "mode" }>"group by SLS"</A>
+        </nav>
+    }
+}
+
+fn job_view(job: JobDetail, view_as: StateView) -> impl IntoView {
     let (ok, failed, states) = job.totals();
     let empty = job.returns.is_empty();
     let started = jid_start_time(&job.jid).unwrap_or_default();
@@ -59,7 +105,7 @@ fn job_view(job: JobDetail) -> impl IntoView {
             {job.missing.iter().map(|m| view! { <span class="chip chip-missing">{m.minion.clone()}</span> }).collect_view()}
         </nav>
         <MissingList missing=job.missing.clone()/>
-        {job.returns.into_iter().map(|r| view! { <MinionReturn ret=r/> }).collect_view()}
+        {job.returns.into_iter().map(|r| view! { <MinionReturn ret=r view_as=view_as/> }).collect_view()}
     }
 }
 
@@ -118,7 +164,7 @@ fn MissingList(missing: Vec<MissingMinion>) -> impl IntoView {
 }
 
 #[component]
-fn MinionReturn(ret: ReturnDoc) -> impl IntoView {
+fn MinionReturn(ret: ReturnDoc, view_as: StateView) -> impl IntoView {
     let outcome = ret.outcome();
     let raw = serde_json::to_string_pretty(&ret.source).unwrap_or_default();
     let retcode = ret
@@ -133,7 +179,7 @@ fn MinionReturn(ret: ReturnDoc) -> impl IntoView {
     let body = match ret.data {
         ReturnData::States(states) => view! {
             <SummaryLines runs=states.runs.clone()/>
-            <StateTable runs=states.runs/>
+            <StateTable runs=states.runs view_as=view_as/>
         }
         .into_any(),
         ReturnData::StateError(lines) => view! {

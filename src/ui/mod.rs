@@ -1,9 +1,15 @@
 //! Pages and components. Each page reads its input from the URL and asks
 //! `api` for its data; components draw what they are given.
 
+mod audit;
 mod error;
+mod filter_bar;
+mod functions;
+mod histogram;
 mod job_list;
 mod job_page;
+mod minions;
+pub mod prefs;
 mod states;
 mod value;
 
@@ -27,13 +33,23 @@ pub fn App() -> impl IntoView {
         <Router>
             <header class="topbar">
                 <A href="/" attr:class="brand">"Saltscope"</A>
-                <nav><A href="/">"Jobs"</A></nav>
+                <nav>
+                    <A href="/">"Jobs"</A>
+                    <A href="/minions">"Minions"</A>
+                    <A href="/functions">"Functions"</A>
+                    <A href="/audit">"Audit"</A>
+                </nav>
                 <EngineBadge/>
             </header>
             <main>
                 <Routes fallback=|| view! { <p class="notice">"No such page."</p> }>
                     <Route path=path!("/") view=job_list::JobListPage/>
                     <Route path=path!("/job/:jid") view=job_page::JobPage/>
+                    <Route path=path!("/minions") view=minions::MinionsPage/>
+                    <Route path=path!("/minion/:id") view=minions::MinionPage/>
+                    <Route path=path!("/functions") view=functions::FunctionsPage/>
+                    <Route path=path!("/function/:fun") view=functions::FunctionPage/>
+                    <Route path=path!("/audit") view=audit::AuditPage/>
                 </Routes>
             </main>
         </Router>

@@ -54,7 +54,7 @@ pub fn engine() -> Option<TestEngine> {
             engine.config.index_pattern,
             engine.config.event_index_pattern,
             engine.config.job_cache_index,
-            FieldMap::CAPS_FIELDS
+            FieldMap::caps_fields()
         ))
         .expect("_field_caps");
     engine.fields = FieldMap::from_field_caps(&caps);

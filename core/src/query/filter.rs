@@ -377,7 +377,9 @@ pub fn encode_query(pairs: &[(&str, String)]) -> String {
     out
 }
 
-fn percent_encode(s: &str) -> String {
+/// Percent-encodes one URL component (a query value, or a path segment
+/// such as a minion id in `/minion/<id>`).
+pub fn percent_encode(s: &str) -> String {
     let mut out = String::with_capacity(s.len());
     for b in s.bytes() {
         match b {
