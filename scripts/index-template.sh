@@ -9,8 +9,8 @@
 #                                                  the queries Saltscope makes; deletes them after
 #
 # ES_URL: argument, else $ES_URL, else http://127.0.0.1:9200.
-# INDEX_TEMPLATE_DATA=flat_object|flattened|disabled forces the mapping of `data` in
-# the object-shaped return indices (default: detected, see below).
+# INDEX_TEMPLATE_DATA=disabled (default)|searchable|flat_object|flattened sets the mapping of `data` in
+# the object-shaped return indices (searchable: the engine's type, detected, see below).
 # VERIFY_KEEP=1 keeps verify's scratch indices (salt-*-ssverify-v1).
 #
 # Templates apply only to indices created after they are installed: existing
@@ -84,19 +84,24 @@ detect() {
   [[ "$(http_code)" == 200 ]] || die "GET $ES_URL/ answered HTTP $(http_code): is the engine running?"
   PRODUCT=$(jget 'd.get("version",{}).get("distribution") or "elasticsearch"' <<<"$root")
   VERSION=$(jget 'd["version"]["number"]' <<<"$root")
-  if [[ -n "${INDEX_TEMPLATE_DATA:-}" ]]; then
-    VARIANT=$INDEX_TEMPLATE_DATA VARIANT_WHY="forced by INDEX_TEMPLATE_DATA"
+  # Default: `data` of state and grains returns stored, not indexed. flat_object
+  # rejects any document holding one string over 32766 bytes (a big diff or
+  # stdout), and a template must never lose a return the returner sent; ask
+  # for it with INDEX_TEMPLATE_DATA=searchable (or name the type).
+  local want=${INDEX_TEMPLATE_DATA:-disabled}
+  if [[ "$want" != searchable ]]; then
+    VARIANT=$want VARIANT_WHY="INDEX_TEMPLATE_DATA=${INDEX_TEMPLATE_DATA:-disabled (the default: never rejects a return)}"
   elif [[ "$PRODUCT" == opensearch ]]; then
     if ver_ge "$VERSION" 2.7 && probe_type flat_object; then
-      VARIANT=flat_object VARIANT_WHY="OpenSearch $VERSION >= 2.7 has flat_object"
+      VARIANT=flat_object VARIANT_WHY="searchable asked; OpenSearch $VERSION >= 2.7 has flat_object"
     else
-      VARIANT=disabled VARIANT_WHY="OpenSearch $VERSION has no flat_object (needs >= 2.7)"
+      VARIANT=disabled VARIANT_WHY="searchable asked, but OpenSearch $VERSION has no flat_object (needs >= 2.7)"
     fi
   else
     if ver_ge "$VERSION" 7.3 && probe_type flattened; then
-      VARIANT=flattened VARIANT_WHY="Elasticsearch $VERSION has flattened"
+      VARIANT=flattened VARIANT_WHY="searchable asked; Elasticsearch $VERSION has flattened"
     else
-      VARIANT=disabled VARIANT_WHY="Elasticsearch $VERSION has no flattened type (OSS build or < 7.3; a test index with it was refused)"
+      VARIANT=disabled VARIANT_WHY="searchable asked, but Elasticsearch $VERSION has no flattened type (OSS build or < 7.3)"
     fi
   fi
   case "$VARIANT" in flat_object|flattened|disabled) ;; *) die "unknown data variant '$VARIANT'" ;; esac

@@ -4,14 +4,21 @@
 #   scripts/test.sh [--engine opensearch|elasticsearch|both] [--skip-setup] [--no-e2e]
 #
 #  1. setup        scripts/setup.sh (installs what is missing; fast when warm)
-#  2. unit         cargo test -p saltscope-core              (no engine; fails fast)
+#  2. unit         cargo test -p saltscope-core -p saltscope-gen   (no engine; fails fast)
 #  3. build        scripts/build.sh                         (trunk --release --offline)
 #  per engine product (ENGINE env or --engine; default both: OpenSearch, then Elasticsearch):
 #  4. engine       ENGINE=<p> ENGINE_PORT=9250 scripts/engine.sh start
+#     template     (Elasticsearch only) scripts/index-template.sh install: OpenSearch
+#                  runs on the returner's dynamic mappings, Elasticsearch on the
+#                  project's index template, so the views are tested on both
 #  5. salt-data    ES_URL=http://127.0.0.1:9250 scripts/salt-data.sh (real Salt runs)
 #  6. integration  ES_URL=... cargo test -p saltscope --tests
 #  7. nginx        NGINX_PORT=8090 ENGINE_URL=http://127.0.0.1:9250 scripts/nginx.sh start
 #  8. e2e          BASE_URL=http://127.0.0.1:8090 node --test e2e/
+#  9. scale        (OpenSearch only) scripts/generate.sh loads 1,000,000 generated
+#                  returns (prefix saltgen), then e2e/scale/jobs-1m.spec.mjs pages deep
+#                  into them (--no-scale skips both)
+# 10. templates    scripts/index-template.sh verify (real documents, scratch indices)
 #  then nginx and the engine are stopped (also on failure or Ctrl-C).
 # Prints a summary with step timings; last line "all: N passed, N failed".
 # Exit status is non-zero when any step fails.
@@ -22,12 +29,14 @@ cd "$SALTSCOPE_REPO"
 ENGINES=${ENGINE:-both}
 SKIP_SETUP=0
 RUN_E2E=1
+RUN_SCALE=1
 while (( $# )); do
   case $1 in
     --engine) ENGINES=${2:?--engine needs opensearch|elasticsearch|both}; shift ;;
     --engine=*) ENGINES=${1#*=} ;;
     --skip-setup) SKIP_SETUP=1 ;;
     --no-e2e) RUN_E2E=0 ;;
+    --no-scale) RUN_SCALE=0 ;;
     -h|--help) sed -n '2,20p' "$0"; exit 0 ;;
     *) die "unknown argument: $1 (see --help)" ;;
   esac
@@ -154,7 +163,7 @@ require_script() {
 if (( SKIP_SETUP )); then skip_step setup "--skip-setup"; else run_step setup env SETUP_ENGINE="$([[ $ENGINES == *" "* ]] && echo all || echo "$ENGINES")" scripts/setup.sh; fi
 
 # Unit tests: the core, on its own code and the real documents in tests/fixtures.
-run_step unit env -u ES_URL cargo test -p saltscope-core
+run_step unit env -u ES_URL cargo test -p saltscope-core -p saltscope-gen
 
 run_step build scripts/build.sh
 
@@ -165,7 +174,11 @@ for product in $ENGINES; do
     die "port $TEST_ENGINE_PORT is in use: stop whatever runs there (a previous test engine? ENGINE_PORT=$TEST_ENGINE_PORT scripts/engine.sh stop)"
   fi
   ENGINE_UP=$product   # set before start so that a half-started engine is stopped too
-  run_step --daemon "engine[$product]" env ENGINE="$product" ENGINE_PORT="$TEST_ENGINE_PORT" scripts/engine.sh start
+  # 2 GB: the scale step aggregates a million returns.
+  run_step --daemon "engine[$product]" env ENGINE="$product" ENGINE_PORT="$TEST_ENGINE_PORT" ENGINE_HEAP=2g scripts/engine.sh start
+  if [[ $product == elasticsearch ]]; then
+    run_step "template[$product]" env ES_URL="$ES_URL_TEST" scripts/index-template.sh install
+  fi
   run_step "salt-data[$product]" env ES_URL="$ES_URL_TEST" scripts/salt-data.sh
 
   # SALTSCOPE_REQUIRE_ENGINE: the integration tests fail, not skip, without ES_URL.
@@ -177,9 +190,16 @@ for product in $ENGINES; do
     run_step --daemon "nginx[$product]" env NGINX_PORT="$TEST_NGINX_PORT" ENGINE_URL="$ES_URL_TEST" scripts/nginx.sh start
     run_step "e2e[$product]" env BASE_URL="http://127.0.0.1:$TEST_NGINX_PORT" ES_URL="$ES_URL_TEST" \
       ENGINE="$product" node --test e2e/
+    if (( RUN_SCALE )) && [[ $product == opensearch ]]; then
+      run_step "generate[$product]" env ES_URL="$ES_URL_TEST" RETURNS=1000000 PREFIX=saltgen scripts/generate.sh
+      run_step "scale[$product]" env BASE_URL="http://127.0.0.1:$TEST_NGINX_PORT" ES_URL="$ES_URL_TEST" \
+        GEN_PREFIX=saltgen GEN_RETURNS=1000000 node --test e2e/scale/jobs-1m.spec.mjs
+    fi
     stop_nginx
   else
     skip_step "e2e[$product]" "--no-e2e"
   fi
+  # Last: verify installs the templates, which would shape later indices.
+  run_step "templates[$product]" env ES_URL="$ES_URL_TEST" scripts/index-template.sh verify
   stop_engine
 done

@@ -138,9 +138,7 @@ fn a_multi_minion_state_apply_job_shows_every_minion_with_ordered_states_and_sal
         .find(|j| {
             j.functions == ["state.apply"]
                 && j.returned >= 4
-                && j.publish
-                    .as_ref()
-                    .is_some_and(|p| !p.args.iter().any(|a| a == "test=True"))
+                && j.publish.as_ref().is_some_and(|p| p.args == ["saltscope"])
         })
         .expect("a state.apply job with at least four minions");
     let publish = job.publish.as_ref().unwrap();

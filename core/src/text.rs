@@ -62,12 +62,9 @@ pub fn jid_start_time(jid: &str) -> Option<String> {
 /// An ISO 8601 `@timestamp` shown as `YYYY-MM-DD hh:mm:ss UTC`; anything that
 /// does not parse is shown as it is, never dropped.
 pub fn utc_timestamp(raw: &str) -> String {
-    match chrono::DateTime::parse_from_rfc3339(raw) {
-        Ok(t) => t
-            .with_timezone(&chrono::Utc)
-            .format("%Y-%m-%d %H:%M:%S UTC")
-            .to_string(),
-        Err(_) => raw.to_string(),
+    match parse_utc(raw) {
+        Some(ms) => utc_millis(ms),
+        None => raw.to_string(),
     }
 }
 
@@ -94,42 +91,127 @@ pub fn glob_match(pattern: &str, text: &str) -> bool {
     p[pi..].iter().all(|c| *c == '*')
 }
 
+// Dates by hand (Howard Hinnant's civil-day algorithms) rather than chrono:
+// the app needs only UTC, and chrono's formatting machinery is a tenth of
+// the wasm binary's size budget.
+
+fn days_from_civil(y: i64, m: i64, d: i64) -> i64 {
+    let y = if m <= 2 { y - 1 } else { y };
+    let era = y.div_euclid(400);
+    let yoe = y - era * 400;
+    let doy = (153 * (if m > 2 { m - 3 } else { m + 9 }) + 2) / 5 + d - 1;
+    let doe = yoe * 365 + yoe / 4 - yoe / 100 + doy;
+    era * 146_097 + doe - 719_468
+}
+
+fn civil_from_days(z: i64) -> (i64, i64, i64) {
+    let z = z + 719_468;
+    let era = z.div_euclid(146_097);
+    let doe = z - era * 146_097;
+    let yoe = (doe - doe / 1460 + doe / 36_524 - doe / 146_096) / 365;
+    let doy = doe - (365 * yoe + yoe / 4 - yoe / 100);
+    let mp = (5 * doy + 2) / 153;
+    let d = doy - (153 * mp + 2) / 5 + 1;
+    let m = if mp < 10 { mp + 3 } else { mp - 9 };
+    (yoe + era * 400 + i64::from(m <= 2), m, d)
+}
+
+/// (year, month, day, hour, minute, second, millisecond) of epoch ms, UTC.
+fn parts(ms: i64) -> (i64, i64, i64, i64, i64, i64, i64) {
+    let (days, rest) = (ms.div_euclid(86_400_000), ms.rem_euclid(86_400_000));
+    let (y, m, d) = civil_from_days(days);
+    let secs = rest / 1000;
+    (y, m, d, secs / 3600, secs / 60 % 60, secs % 60, rest % 1000)
+}
+
 /// Epoch milliseconds as ISO 8601 UTC with milliseconds (`…T17:05:07.171Z`).
 pub fn iso_millis(ms: i64) -> String {
-    chrono::DateTime::from_timestamp_millis(ms)
-        .map(|t| t.format("%Y-%m-%dT%H:%M:%S%.3fZ").to_string())
-        .unwrap_or_else(|| ms.to_string())
+    let (y, mo, d, h, mi, s, f) = parts(ms);
+    format!("{y:04}-{mo:02}-{d:02}T{h:02}:{mi:02}:{s:02}.{f:03}Z")
 }
 
 /// Epoch milliseconds as `YYYY-MM-DD hh:mm:ss UTC` for people.
 pub fn utc_millis(ms: i64) -> String {
-    chrono::DateTime::from_timestamp_millis(ms)
-        .map(|t| t.format("%Y-%m-%d %H:%M:%S UTC").to_string())
-        .unwrap_or_else(|| ms.to_string())
+    let (y, mo, d, h, mi, s, _) = parts(ms);
+    format!("{y:04}-{mo:02}-{d:02} {h:02}:{mi:02}:{s:02} UTC")
 }
 
 /// Reads a time a person or a link gives: RFC 3339 (`2026-12-01T10:00:00Z`,
-/// with an offset or fraction), or without zone as a date-time input gives
-/// it (`2026-12-01T10:00`, taken as UTC), or a bare date (midnight UTC).
+/// with an offset or a fraction), or without a zone as a date-time input
+/// gives it (`2026-12-01T10:00`, taken as UTC), or a bare date (midnight
+/// UTC). Returns epoch milliseconds.
 pub fn parse_utc(text: &str) -> Option<i64> {
-    let text = text.trim();
-    if let Ok(t) = chrono::DateTime::parse_from_rfc3339(text) {
-        return Some(t.timestamp_millis());
+    let t = text.trim().as_bytes();
+    let num = |from: usize, len: usize| -> Option<i64> {
+        let digits = t.get(from..from + len)?;
+        digits
+            .iter()
+            .all(u8::is_ascii_digit)
+            .then(|| digits.iter().fold(0, |n, d| n * 10 + i64::from(d - b'0')))
+    };
+    let (y, mo, d) = (num(0, 4)?, num(5, 2)?, num(8, 2)?);
+    if t.get(4) != Some(&b'-')
+        || t.get(7) != Some(&b'-')
+        || !(1..=12).contains(&mo)
+        || !(1..=31).contains(&d)
+    {
+        return None;
     }
-    for format in [
-        "%Y-%m-%dT%H:%M:%S%.f",
-        "%Y-%m-%dT%H:%M",
-        "%Y-%m-%d %H:%M:%S%.f",
-        "%Y-%m-%d %H:%M",
-    ] {
-        if let Ok(t) = chrono::NaiveDateTime::parse_from_str(text, format) {
-            return Some(t.and_utc().timestamp_millis());
+    let mut ms = days_from_civil(y, mo, d) * 86_400_000;
+    if t.len() == 10 {
+        return Some(ms);
+    }
+    if !matches!(t.get(10), Some(b'T' | b't' | b' ')) || t.get(13) != Some(&b':') {
+        return None;
+    }
+    let (h, mi) = (num(11, 2)?, num(14, 2)?);
+    let mut at = 16;
+    let mut sec = 0;
+    if t.get(at) == Some(&b':') {
+        sec = num(17, 2)?;
+        at = 19;
+    }
+    if h > 23 || mi > 59 || sec > 60 {
+        return None;
+    }
+    ms += ((h * 60 + mi) * 60 + sec) * 1000;
+    if t.get(at) == Some(&b'.') {
+        let start = at + 1;
+        let end = start + t[start..].iter().take_while(|c| c.is_ascii_digit()).count();
+        if end == start {
+            return None;
         }
+        let frac = &t[start..end.min(start + 3)];
+        let millis = frac.iter().fold(0, |n, d| n * 10 + i64::from(d - b'0'));
+        ms += millis * 10_i64.pow(3 - frac.len() as u32);
+        at = end;
     }
-    chrono::NaiveDate::parse_from_str(text, "%Y-%m-%d")
-        .ok()
-        .and_then(|d| d.and_hms_opt(0, 0, 0))
-        .map(|t| t.and_utc().timestamp_millis())
+    match t.get(at) {
+        None => Some(ms),
+        Some(b'Z' | b'z') if at + 1 == t.len() => Some(ms),
+        Some(sign @ (b'+' | b'-')) => {
+            let oh = num(at + 1, 2)?;
+            let om = match t.get(at + 3) {
+                Some(b':') => num(at + 4, 2)?,
+                _ => num(at + 3, 2)?,
+            };
+            let rest = if t.get(at + 3) == Some(&b':') {
+                at + 6
+            } else {
+                at + 5
+            };
+            if rest != t.len() {
+                return None;
+            }
+            let offset = (oh * 60 + om) * 60_000;
+            Some(if *sign == b'+' {
+                ms - offset
+            } else {
+                ms + offset
+            })
+        }
+        _ => None,
+    }
 }
 
 #[cfg(test)]
@@ -183,6 +265,28 @@ mod tests {
         assert_eq!(parse_utc("soon"), None);
         assert_eq!(iso_millis(1_796_083_200_123), "2026-12-01T00:00:00.123Z");
         assert_eq!(utc_millis(1_796_083_200_123), "2026-12-01 00:00:00 UTC");
+    }
+
+    #[test]
+    fn dates_agree_with_the_calendar_far_from_the_epoch() {
+        assert_eq!(parse_utc("1970-01-01T00:00:00Z"), Some(0));
+        assert_eq!(parse_utc("2000-02-29T12:00:00Z"), Some(951_825_600_000));
+        assert_eq!(iso_millis(951_825_600_000), "2000-02-29T12:00:00.000Z");
+        assert_eq!(iso_millis(-1), "1969-12-31T23:59:59.999Z");
+        assert_eq!(
+            parse_utc("2026-11-29T17:05:07.171524+00:00"),
+            Some(1_795_971_907_171)
+        );
+        assert_eq!(parse_utc("2026-11-29T17:05:07.1Z"), Some(1_795_971_907_100));
+        for bad in [
+            "2026-13-01",
+            "2026-11-29T25:00",
+            "2026-11-29T17:05:07Zjunk",
+            "2026-11-29T17:05:07.Z",
+            "26-11-29",
+        ] {
+            assert_eq!(parse_utc(bad), None, "{bad}");
+        }
     }
 
     #[test]

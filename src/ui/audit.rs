@@ -1,7 +1,6 @@
 use leptos::callback::UnsyncCallback;
 use leptos::html::Input;
 use leptos::prelude::*;
-use leptos_router::components::A;
 use leptos_router::hooks::{use_navigate, use_query_map};
 use leptos_router::NavigateOptions;
 use saltscope_core::model::PublishSource;
@@ -113,7 +112,7 @@ pub fn AuditPage() -> impl IntoView {
                         <thead><tr><th>"When"</th><th>"User"</th><th>"Function"</th><th>"Arguments"</th><th>"Target"</th><th>"Minions"</th><th>"Job"</th><th>"Risk"</th></tr></thead>
                         <tbody>{p.entries.into_iter().map(audit_row).collect_view()}</tbody>
                     </table>
-                    <nav class="pager">{p.next.map(|c| view! { <A href=next_link(c)>"Older"</A> })}</nav>
+                    <nav class="pager">{p.next.map(|c| view! { <a href=next_link(c)>"Older"</a> })}</nav>
                 }.into_any()
             }
         }}
@@ -135,7 +134,7 @@ fn audit_row(e: AuditEntry) -> impl IntoView {
     let risky = !e.risks.is_empty();
     let job = match e.kind {
         AuditKind::Job => {
-            view! { <A href=format!("/job/{}", percent_encode(&e.jid))>{e.jid.clone()}</A> }
+            view! { <a href=format!("/job/{}", percent_encode(&e.jid))>{e.jid.clone()}</a> }
                 .into_any()
         }
         AuditKind::Runner => view! { <span>{format!("{} (runner)", e.jid)}</span> }.into_any(),

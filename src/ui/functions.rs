@@ -1,5 +1,4 @@
 use leptos::prelude::*;
-use leptos_router::components::A;
 use leptos_router::hooks::{use_params_map, use_query_map};
 use saltscope_core::model::Outcome;
 use saltscope_core::query::filter::{encode_query, percent_encode};
@@ -56,13 +55,13 @@ fn function_row(f: FunctionStats, tail: &str) -> impl IntoView {
     let jobs_href = format!("/?fun={}", percent_encode(&f.fun));
     view! {
         <tr>
-            <td><A href=format!("/function/{}{tail}", percent_encode(&f.fun))>{f.fun.clone()}</A></td>
+            <td><a href=format!("/function/{}{tail}", percent_encode(&f.fun))>{f.fun.clone()}</a></td>
             <td>{f.returns}</td>
             <td>{f.jobs}</td>
             <td class:bad={f.failed > 0 && !f.runner}>{if f.runner { String::new() } else { f.failed.to_string() }}</td>
             <td>{rate}</td>
             <td>{f.last_return_ms.map(utc_millis).unwrap_or_default()}</td>
-            <td><A href=jobs_href>"jobs"</A></td>
+            <td><a href=jobs_href>"jobs"</a></td>
         </tr>
     }
 }
@@ -110,17 +109,17 @@ pub fn FunctionPage() -> impl IntoView {
                 let only = failing_only.get();
                 let rows = p.latest.into_iter().filter(|l| !only || l.outcome == Outcome::Failed).map(|l| {
                     let minion = l.minion.clone();
-                    view! { <tr><td><A href=format!("/minion/{}", percent_encode(&minion))>{minion.clone()}</A></td><td>{latest_cell(l)}</td></tr> }
+                    view! { <tr><td><a href=format!("/minion/{}", percent_encode(&minion))>{minion.clone()}</a></td><td>{latest_cell(l)}</td></tr> }
                 }).collect_view();
                 view! {
                     <p class="count">{summary}
-                        " · " <A href=link(!only, None)>{if only { "show all minions" } else { "show failing only" }}</A></p>
+                        " · " <a href=link(!only, None)>{if only { "show all minions" } else { "show failing only" }}</a></p>
                     <Notes notes=p.notes/>
                     <table class="latest">
                         <thead><tr><th>"Minion"</th><th>"Latest return"</th></tr></thead>
                         <tbody>{rows}</tbody>
                     </table>
-                    <nav class="pager">{p.next_after.map(|n| view! { <A href=link(only, Some(n))>"More minions"</A> })}</nav>
+                    <nav class="pager">{p.next_after.map(|n| view! { <a href=link(only, Some(n))>"More minions"</a> })}</nav>
                 }.into_any()
             }
         }}

@@ -2,7 +2,6 @@ use std::collections::HashSet;
 use std::time::Duration;
 
 use leptos::prelude::*;
-use leptos_router::components::A;
 use leptos_router::hooks::{use_location, use_navigate, use_query_map};
 use leptos_router::NavigateOptions;
 use saltscope_core::query::filter::{encode_query, percent_encode, JobFilter, TimeRange};
@@ -195,8 +194,8 @@ pub fn JobList(fixed_minion: Option<String>) -> impl IntoView {
             </tbody>
         </table>
         <nav class="pager" aria-label="Pages">
-            {move || loaded().and_then(|p| p.newer).map(|c| view! { <A href=link(Cursor::Newest)>"Newest"</A><A href=link(c)>"Newer jobs"</A> })}
-            {move || loaded().and_then(|p| p.older).map(|c| view! { <A href=link(c)>"Older jobs"</A> })}
+            {move || loaded().and_then(|p| p.newer).map(|c| view! { <a href=link(Cursor::Newest)>"Newest"</a><a href=link(c)>"Newer jobs"</a> })}
+            {move || loaded().and_then(|p| p.older).map(|c| view! { <a href=link(c)>"Older jobs"</a> })}
         </nav>
     }
 }
@@ -288,16 +287,16 @@ fn job_row(job: JobSummary, expanded: RwSignal<HashSet<String>>) -> impl IntoVie
         <tr class=format!("job job-{outcome}")>
             <td><button class="expand" aria-label=format!("Details of {jid}") aria-expanded=move || is_open().to_string() on:click=toggle>
                 {let is_open = is_open.clone(); move || if is_open() { "▾" } else { "▸" }}</button></td>
-            <td><A href=href>{job.jid.clone()}</A></td>
+            <td><a href=href>{job.jid.clone()}</a></td>
             <td>{started}</td>
             <td>{function}</td>
             <td class="args">{args}</td>
-            <td>{target}</td>
+            <td class="target">{target}</td>
             <td>{publish.user.clone().unwrap_or_default()}</td>
-            <td>{job.returned}</td>
-            <td>{succeeded}</td>
-            <td class:bad={job.failed > 0}>{job.failed}</td>
-            <td class:bad=any_missing>{missing}</td>
+            <td class="num">{job.returned}</td>
+            <td class="num">{succeeded}</td>
+            <td class="num" class:bad={job.failed > 0}>{job.failed}</td>
+            <td class="num" class:bad=any_missing>{missing}</td>
             <td>{states}</td>
         </tr>
         {detail}

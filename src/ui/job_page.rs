@@ -1,5 +1,4 @@
 use leptos::prelude::*;
-use leptos_router::components::A;
 use leptos_router::hooks::{use_params_map, use_query_map};
 use saltscope_core::model::output::StateOutput;
 use saltscope_core::model::{Outcome, PublishInfo, PublishSource, ReturnData, ReturnDoc};
@@ -69,14 +68,14 @@ fn StateViewPicker(jid: Memo<String>, view_as: Memo<StateView>) -> impl IntoView
             {StateOutput::ALL.iter().map(|mode| {
                 let mode = *mode;
                 view! {
-                    <A href=move || href(StateView { output: mode, ..view_as.get() })
-                        attr:class=move || if view_as.get().output == mode { "mode current" } else { "mode" }>{mode.name()}</A>
+                    <a href=move || href(StateView { output: mode, ..view_as.get() })
+                        class=move || if view_as.get().output == mode { "mode current" } else { "mode" }>{mode.name()}</a>
                 }
             }).collect_view()}
-            <A href=move || { let v = view_as.get(); href(StateView { problems_only: !v.problems_only, ..v }) }
-                attr:class=move || if view_as.get().problems_only { "mode current" } else { "mode" }>"failures and changes only"</A>
-            <A href=move || { let v = view_as.get(); href(StateView { by_sls: !v.by_sls, ..v }) }
-                attr:class=move || if view_as.get().by_sls { "mode current" } else { "mode" }>"group by SLS"</A>
+            <a href=move || { let v = view_as.get(); href(StateView { problems_only: !v.problems_only, ..v }) }
+                class=move || if view_as.get().problems_only { "mode current" } else { "mode" }>"failures and changes only"</a>
+            <a href=move || { let v = view_as.get(); href(StateView { by_sls: !v.by_sls, ..v }) }
+                class=move || if view_as.get().by_sls { "mode current" } else { "mode" }>"group by SLS"</a>
         </nav>
     }
 }

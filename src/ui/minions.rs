@@ -1,5 +1,4 @@
 use leptos::prelude::*;
-use leptos_router::components::A;
 use leptos_router::hooks::{use_params_map, use_query_map};
 use saltscope_core::model::Outcome;
 use saltscope_core::query::filter::{encode_query, percent_encode};
@@ -51,7 +50,7 @@ pub fn MinionsPage() -> impl IntoView {
                         <thead><tr><th>"Minion"</th><th>"Last return"</th><th>"Jobs"</th><th>"Returns"</th><th>"Failed"</th><th>"Latest state run"</th></tr></thead>
                         <tbody>{p.minions.into_iter().map(minion_row).collect_view()}</tbody>
                     </table>
-                    <nav class="pager">{p.next_after.map(|n| view! { <A href=next_link(n)>"More minions"</A> })}</nav>
+                    <nav class="pager">{p.next_after.map(|n| view! { <a href=next_link(n)>"More minions"</a> })}</nav>
                 }.into_any()
             }
         }}
@@ -62,7 +61,7 @@ fn minion_row(m: MinionSummary) -> impl IntoView {
     let href = format!("/minion/{}", percent_encode(&m.minion));
     view! {
         <tr>
-            <td><A href=href>{m.minion.clone()}</A></td>
+            <td><a href=href>{m.minion.clone()}</a></td>
             <td>{m.last_return_ms.map(utc_millis).unwrap_or_default()}</td>
             <td>{m.jobs}</td>
             <td>{m.returns}</td>
@@ -91,7 +90,7 @@ pub fn latest_cell(l: LatestReturn) -> impl IntoView {
     view! {
         <span class=class>{word}</span>
         " "
-        <A href=format!("/job/{}#minion-{}", percent_encode(&l.jid), percent_encode(&l.minion))>{format!("{} {when}", l.fun)}</A>
+        <a href=format!("/job/{}#minion-{}", percent_encode(&l.jid), percent_encode(&l.minion))>{format!("{} {when}", l.fun)}</a>
         {states}
     }
 }

@@ -14,7 +14,7 @@ mod states;
 mod value;
 
 use leptos::prelude::*;
-use leptos_router::components::{Route, Router, Routes, A};
+use leptos_router::components::{Route, Router, Routes};
 use leptos_router::path;
 use saltscope_core::engine::EngineError;
 
@@ -32,12 +32,12 @@ pub fn App() -> impl IntoView {
     view! {
         <Router>
             <header class="topbar">
-                <A href="/" attr:class="brand">"Saltscope"</A>
+                <a href="/" class="brand">"Saltscope"</a>
                 <nav>
-                    <A href="/">"Jobs"</A>
-                    <A href="/minions">"Minions"</A>
-                    <A href="/functions">"Functions"</A>
-                    <A href="/audit">"Audit"</A>
+                    <a href="/">"Jobs"</a>
+                    <a href="/minions">"Minions"</a>
+                    <a href="/functions">"Functions"</a>
+                    <a href="/audit">"Audit"</a>
                 </nav>
                 <EngineBadge/>
             </header>

@@ -69,6 +69,32 @@ impl EngineError {
         }
     }
 
+    /// The error of an answer in which some shards failed, if any did
+    /// (`_shards.failed > 0`): 400 when the failures are the query's fault
+    /// (a `*_exception` about parsing or the query), else 500.
+    pub fn from_shard_failures(url: &str, answer: &Value) -> Option<EngineError> {
+        let shards = answer.get("_shards")?;
+        let failed = shards.get("failed").and_then(Value::as_u64).unwrap_or(0);
+        if failed == 0 {
+            return None;
+        }
+        let total = shards
+            .get("total")
+            .and_then(Value::as_u64)
+            .unwrap_or(failed);
+        let first = shards.pointer("/failures/0/reason");
+        let (kind, reason) = first.map(error_reason).unwrap_or((None, String::new()));
+        let query_fault = kind.as_deref().is_some_and(|k| {
+            k.contains("query") || k.contains("parse") || k.contains("illegal_argument")
+        });
+        Some(EngineError::Status {
+            url: url.to_string(),
+            status: if query_fault { 400 } else { 500 },
+            kind,
+            reason: format!("{failed} of {total} shards failed: {reason}"),
+        })
+    }
+
     /// True for a missing index: a soft condition for the job-cache and
     /// event-cache lookups, which a Salt setup may not have.
     pub fn is_index_not_found(&self) -> bool {

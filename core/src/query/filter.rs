@@ -321,15 +321,15 @@ pub fn time_clause(field: &str, from_ms: i64, to_ms: i64) -> Value {
     json!({"range": {field: {"gte": from_ms, "lte": to_ms, "format": "epoch_millis"}}})
 }
 
-/// The free text as Lucene `query_string`. `lenient` keeps a word from
-/// failing on numeric or boolean fields; a syntax error still fails, and the
-/// view shows the engine's explanation.
+/// The free text as Lucene `query_string`. Not `lenient`: that turns a
+/// syntax error into "no hits" silently (OpenSearch 3.8); the engine's
+/// all-fields mode is lenient about field types by itself, and a syntax
+/// error fails, so the view shows the engine's explanation.
 pub fn query_string(q: &str) -> Value {
     json!({"query_string": {
         "query": q,
         "default_operator": "AND",
-        "analyze_wildcard": true,
-        "lenient": true
+        "analyze_wildcard": true
     }})
 }
 
@@ -526,7 +526,10 @@ mod tests {
             .find_map(|c| c.get("query_string"))
             .unwrap();
         assert_eq!(qs["query"], "Connection refused");
-        assert_eq!(qs["lenient"], true);
+        assert!(
+            qs.get("lenient").is_none(),
+            "lenient would hide syntax errors"
+        );
     }
 
     #[test]

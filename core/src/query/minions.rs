@@ -123,13 +123,13 @@ pub fn minion_search(
                         "filter": {"terms": {fields.fun.clone(): STATE_RUN_FUNCTIONS}},
                         "aggs": {"latest": {"top_hits": {
                             "size": 1,
-                            "sort": [{"@timestamp": {"order": "desc"}}],
+                            "sort": [{"@timestamp": {"order": "desc", "unmapped_type": "date"}}],
                             "_source": LATEST_SOURCE
                         }}}
                     }
                 }
             },
-            "minion_count": {"cardinality": {"field": fields.minion}}
+            "minion_count": {"cardinality": {"field": fields.minion, "precision_threshold": 40000}}
         }
     });
     SearchRequest::new(&config.index_pattern, body)
@@ -206,7 +206,7 @@ pub fn latest_by_minion_search(
                 "composite": composite,
                 "aggs": {"latest": {"top_hits": {
                     "size": 1,
-                    "sort": [{"@timestamp": {"order": "desc"}}],
+                    "sort": [{"@timestamp": {"order": "desc", "unmapped_type": "date"}}],
                     "_source": LATEST_SOURCE
                 }}}
             }}

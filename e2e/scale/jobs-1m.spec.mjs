@@ -1,0 +1,112 @@
+// The job list at 1,000,000 generated returns (scripts/generate.sh, prefix
+// `saltgen`): a deep link far into history and paging on from there with
+// "Older jobs" to the very first job, each page checked against the
+// engine's own composite aggregation and timed. Run by scripts/test.sh
+// after the generator has loaded the returns:
+//   BASE_URL=… ES_URL=… node --test e2e/scale/jobs-1m.spec.mjs
+import { test, before, after } from 'node:test';
+import assert from 'node:assert/strict';
+import { openBrowser, url, screenshot } from '../harness.mjs';
+
+const ES_URL = (process.env.ES_URL || 'http://127.0.0.1:9250').replace(/\/+$/, '');
+const PREFIX = process.env.GEN_PREFIX || 'saltgen';
+const WANT_RETURNS = Number(process.env.GEN_RETURNS || 1000000);
+const PAGE = 50;
+let b;
+let jids; // every jid with a return, newest first, as the engine aggregates them
+
+async function es(path, body) {
+  const r = await fetch(`${ES_URL}${path}`, {
+    method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify(body),
+  });
+  assert.equal(r.status, 200, `${path}: ${r.status}`);
+  return r.json();
+}
+
+const RETURNS = { bool: { filter: [{ exists: { field: 'minion' } }], must_not: [{ prefix: { _index: `${PREFIX}-master-` } }] } };
+
+before(async () => {
+  const count = await es(`/${PREFIX}-*/_count`, { query: RETURNS });
+  assert.equal(count.count, WANT_RETURNS, `the generator loaded ${count.count} returns`);
+  jids = [];
+  let afterKey;
+  for (;;) {
+    const composite = { size: 10000, sources: [{ jid: { terms: { field: 'jid.keyword', order: 'desc' } } }] };
+    if (afterKey) composite.after = afterKey;
+    const r = await es(`/${PREFIX}-*/_search`, { size: 0, query: RETURNS, aggs: { j: { composite } } });
+    const buckets = r.aggregations.j.buckets;
+    jids.push(...buckets.map((x) => x.key.jid));
+    if (buckets.length < 10000) break;
+    afterKey = r.aggregations.j.after_key;
+  }
+  b = await openBrowser();
+});
+after(async () => { await b?.close(); });
+
+async function generatedPage() {
+  const { page, errors } = await b.newPage();
+  await page.route('**/config.json', (route) => route.fulfill({
+    contentType: 'application/json',
+    body: JSON.stringify({
+      engine_url: '/es',
+      index_pattern: `${PREFIX}-*`,
+      job_cache_index: `${PREFIX}-master-job-cache`,
+      event_index_pattern: `${PREFIX}-master-event-cache*`,
+    }),
+  }));
+  return { page, errors };
+}
+
+async function rowsShown(page, first) {
+  await page.locator(`table.jobs tbody tr.job td:nth-child(2) >> text="${first}"`).first().waitFor();
+  return page.locator('table.jobs tbody tr.job td:nth-child(2)').allTextContents();
+}
+
+test('the newest page of a million returns shows fifty jobs with their counts', async () => {
+  const { page, errors } = await generatedPage();
+  const t0 = Date.now();
+  await page.goto(url('/?time=all&noisy=show'));
+  const shown = await rowsShown(page, jids[0]);
+  const ms = Date.now() - t0;
+  assert.deepEqual(shown, jids.slice(0, PAGE));
+  const count = await page.locator('.list-tools .count').textContent();
+  const [, jobs, returns] = count.match(/([\d,]+) jobs, ([\d,]+) returns/);
+  assert.equal(Number(returns), WANT_RETURNS);
+  assert.ok(Math.abs(Number(jobs) - jids.length) <= jids.length * 0.01, `${jobs} jobs shown, ${jids.length} in the engine`);
+  console.log(`# newest page of ${jids.length} jobs / ${WANT_RETURNS} returns: ${ms} ms`);
+  await screenshot(page, 'scale-newest');
+  errors.assertNone();
+});
+
+test('paging deep into the job list: a deep link, then Older jobs to the first job ever', async () => {
+  const { page, errors } = await generatedPage();
+  const start = jids.length - 7 * PAGE - 13; // eight pages from the oldest job
+  const t0 = Date.now();
+  await page.goto(url(`/?time=all&noisy=show&after=${jids[start - 1]}`));
+  let shown = await rowsShown(page, jids[start]);
+  console.log(`# deep link to job #${start + 1} of ${jids.length}: ${Date.now() - t0} ms`);
+  assert.deepEqual(shown, jids.slice(start, start + PAGE));
+  const times = [];
+  let at = start;
+  for (;;) {
+    const older = page.getByRole('link', { name: 'Older jobs' });
+    if (at + PAGE >= jids.length) {
+      assert.equal(await older.count(), 0, 'the last page has no Older link');
+      break;
+    }
+    const t = Date.now();
+    await older.click();
+    at += PAGE;
+    shown = await rowsShown(page, jids[at]);
+    times.push(Date.now() - t);
+    assert.deepEqual(shown, jids.slice(at, at + PAGE), `page starting at job #${at + 1}`);
+  }
+  assert.equal(shown[shown.length - 1], jids[jids.length - 1], 'reached the oldest job');
+  console.log(`# ${times.length} Older clicks: ${times.join(', ')} ms`);
+  assert.ok(Math.max(...times) < 10000, `every page within 10 s: ${times}`);
+  // and back towards the present
+  await page.getByRole('link', { name: 'Newer jobs' }).click();
+  shown = await rowsShown(page, jids[at - PAGE]);
+  assert.deepEqual(shown, jids.slice(at - PAGE, at));
+  errors.assertNone();
+});
