@@ -235,3 +235,35 @@ test('the job page switches Salt\'s output modes and hides clean states on reque
   await screenshot(page, 'job-modes');
   errors.assertNone();
 });
+
+test('an index pattern that matches nothing says why, and a missing job cache leaves the rest working', async () => {
+  const { page, errors } = await b.newPage();
+  await page.route('**/config.json', (route) => route.fulfill({
+    contentType: 'application/json',
+    body: JSON.stringify({ engine_url: '/es', index_pattern: 'nosuch-*', job_cache_index: 'nosuch-job-cache', event_index_pattern: 'nosuch-events*' }),
+  }));
+  await page.goto(url('/'));
+  await page.getByText('No jobs match.').waitFor();
+  await page.getByText(/indices matching `nosuch-\*` have no field `jid`/).waitFor();
+  // the filter bar still works
+  await page.getByLabel('Minion', { exact: true }).fill('db-02');
+  await page.getByRole('button', { name: 'Apply' }).click();
+  await page.waitForURL(/minion=db-02/);
+  await page.getByText('No jobs match.').waitFor();
+  errors.assertNone();
+
+  // Real returns, but the job cache and event indices do not exist: the
+  // job list and the job page still show every return.
+  const p2 = await b.newPage();
+  await p2.page.route('**/config.json', (route) => route.fulfill({
+    contentType: 'application/json',
+    body: JSON.stringify({ engine_url: '/es', job_cache_index: 'nosuch-job-cache', event_index_pattern: 'nosuch-events*' }),
+  }));
+  const { jid } = manifest.state_apply_multi;
+  await p2.page.goto(url(`/job/${jid}`));
+  await p2.page.getByRole('region', { name: 'db-02', exact: true }).waitFor();
+  await p2.page.getByText(/no publish event or job-cache load/).waitFor();
+  await p2.page.goto(url('/audit'));
+  await p2.page.getByText(/turn on `event_return: elasticsearch`/).waitFor();
+  p2.errors.assertNone();
+});

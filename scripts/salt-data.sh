@@ -244,7 +244,9 @@ LIST=$(IFS=,; echo "${MINIONS[*]}")
 log "waiting for minions to connect"
 t0=$(date +%s)
 while :; do
-  n=$(salt_cli -L "$LIST" test.ping --out=json --static -t 5 2>/dev/null | "$PY" -c 'import json,sys
+  # `salt` exits 2 while minions are still connecting: that is a "not yet",
+  # not a failure (pipefail would end the script here).
+  n=$({ salt_cli -L "$LIST" test.ping --out=json --static -t 5 2>/dev/null || true; } | "$PY" -c 'import json,sys
 try: print(sum(1 for v in json.load(sys.stdin).values() if v is True))
 except Exception: print(0)')
   [[ $n == "${#MINIONS[@]}" ]] && break
