@@ -3,12 +3,14 @@
 //! Everything here runs on the host under `cargo test`: the documents Salt's
 //! `elasticsearch` returner writes ([`model`]), the requests each view sends
 //! and the parsing of their answers ([`query`]), what the engine answered
-//! about itself and how its errors read ([`engine`]), and the operator's
-//! `config.json` ([`config`]). Nothing here may import leptos, web-sys or
+//! about itself and how its errors read ([`engine`]), the CSV export's rows,
+//! encoding and paging plan ([`export`]), and the operator's `config.json`
+//! ([`config`]). Nothing here may import leptos, web-sys or
 //! gloo: the web app at the repository root is the only place that does.
 
 pub mod config;
 pub mod engine;
+pub mod export;
 pub mod model;
 pub mod query;
 pub mod text;
