@@ -45,25 +45,32 @@ pub fn JobList(fixed_minion: Option<String>) -> impl IntoView {
     let cursor = Memo::new(move |_| query.with(|q| Cursor::from_query(|k| q.get_str(k))));
     let refresh = Memo::new(move |_| query.with(|q| q.get("refresh").unwrap_or_default()));
     let tick = RwSignal::new(0u64);
-    Effect::new(move |previous: Option<Option<IntervalHandle>>| {
-        if let Some(Some(handle)) = previous {
-            handle.clear();
+    // One interval at a time, cleared when the choice changes or the view goes.
+    let interval = StoredValue::new_local(None::<IntervalHandle>);
+    let clear = move || {
+        if let Some(h) = interval.try_update_value(Option::take).flatten() {
+            h.clear();
         }
+    };
+    Effect::new(move |_| {
+        clear();
         let secs = REFRESH
             .iter()
             .find(|(k, _, _)| *k == refresh.get())
             .map(|r| r.2)
             .unwrap_or(0);
-        (secs > 0)
-            .then(|| {
-                set_interval_with_handle(
-                    move || tick.update(|t| *t += 1),
-                    Duration::from_secs(secs),
-                )
-                .ok()
-            })
-            .flatten()
+        if secs > 0 {
+            let handle = set_interval_with_handle(
+                move || {
+                    tick.try_update(|t| *t += 1);
+                },
+                Duration::from_secs(secs),
+            )
+            .ok();
+            interval.set_value(handle);
+        }
     });
+    on_cleanup(clear);
 
     let fixed = fixed_minion.clone();
     let aborter = StoredValue::new_local(Aborter::default());

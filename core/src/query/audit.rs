@@ -278,10 +278,19 @@ pub fn parse_audit(
         }
     };
     if source == PublishSource::JobCache && cursor.is_none() {
-        page.notes.push(format!(
-            "no publish events in `{}`: this is the job cache, whose loads a job's returns overwrite, so some lines lack the user, target or arguments",
-            config.event_index_pattern
-        ));
+        // A missing index answers "no hits" (the searches ignore unavailable
+        // indices), so an empty job cache may mean there is none.
+        page.notes.push(if hits(&answer).is_empty() {
+            format!(
+                "no publish events in `{}` and nothing in the job cache `{}`: turn on `event_return: elasticsearch` (or `master_job_cache: elasticsearch`) on the master",
+                config.event_index_pattern, config.job_cache_index
+            )
+        } else {
+            format!(
+                "no publish events in `{}`: this is the job cache, whose loads a job's returns overwrite, so some lines lack the user, target or arguments",
+                config.event_index_pattern
+            )
+        });
     }
     page.source = Some(source);
     page.total = super::total_hits(&answer);
@@ -489,6 +498,21 @@ mod tests {
             ["recursive forced delete", "command on every minion"]
         );
         assert!(page.notes[0].contains("no publish events"));
+    }
+
+    #[test]
+    fn with_both_caches_empty_or_absent_the_page_says_what_to_turn_on() {
+        let empty = || Ok(json!({"hits": {"hits": []}}));
+        let page = parse_audit(
+            &AppConfig::default(),
+            &AuditFilter::default(),
+            None,
+            vec![empty(), empty()],
+        )
+        .unwrap();
+        assert!(page.entries.is_empty());
+        assert_eq!(page.notes.len(), 1, "{:?}", page.notes);
+        assert!(page.notes[0].contains("turn on `event_return: elasticsearch`"));
     }
 
     #[test]
