@@ -16,7 +16,7 @@
 #  7. nginx        NGINX_PORT=8090 ENGINE_URL=http://127.0.0.1:9250 scripts/nginx.sh start
 #  8. e2e          BASE_URL=http://127.0.0.1:8090 node --test e2e/
 #  9. scale        (OpenSearch only) scripts/generate.sh loads 1,000,000 generated
-#                  returns (prefix saltgen), then e2e/scale/jobs-1m.spec.mjs pages deep
+#                  returns (prefix saltgen), then e2e/scale/*.spec.mjs page deep
 #                  into them (--no-scale skips both)
 # 10. templates    scripts/index-template.sh verify (real documents, scratch indices)
 #  then nginx and the engine are stopped (also on failure or Ctrl-C).
@@ -193,7 +193,7 @@ for product in $ENGINES; do
     if (( RUN_SCALE )) && [[ $product == opensearch ]]; then
       run_step "generate[$product]" env ES_URL="$ES_URL_TEST" RETURNS=1000000 PREFIX=saltgen scripts/generate.sh
       run_step "scale[$product]" env BASE_URL="http://127.0.0.1:$TEST_NGINX_PORT" ES_URL="$ES_URL_TEST" \
-        GEN_PREFIX=saltgen GEN_RETURNS=1000000 node --test e2e/scale/jobs-1m.spec.mjs
+        GEN_PREFIX=saltgen GEN_RETURNS=1000000 node --test e2e/scale/jobs-1m.spec.mjs e2e/scale/export-1m.spec.mjs
     fi
     stop_nginx
   else

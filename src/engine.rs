@@ -6,6 +6,7 @@ use saltscope_core::config::AppConfig;
 use saltscope_core::engine::{
     msearch_body, split_msearch, EngineError, ProductInfo, SearchRequest,
 };
+use saltscope_core::export::{HttpRequest, Method};
 use saltscope_core::query::FieldMap;
 use serde_json::Value;
 use web_sys::{AbortController, AbortSignal, RequestCache};
@@ -92,6 +93,32 @@ impl Engine {
             .map_err(|e| unreachable(&url, e))?;
         let answer = send(&url, request.send()).await?;
         Ok(split_msearch(&absolute(&url), &answer, searches.len()))
+    }
+}
+
+impl Engine {
+    /// Any request the core planned (the export's point-in-time open, pages
+    /// and close), with the same status and error handling as a search.
+    pub async fn request(
+        &self,
+        planned: &HttpRequest,
+        signal: Option<&AbortSignal>,
+    ) -> Result<Value, EngineError> {
+        let url = format!("{}{}", self.config.engine_url, planned.path);
+        let builder = match planned.method {
+            Method::Get => Request::get(&url),
+            Method::Post => Request::post(&url),
+            Method::Delete => Request::delete(&url),
+        };
+        let builder = with_defaults(builder).abort_signal(signal);
+        let request = match planned.body.content_type() {
+            Some(kind) => builder
+                .header("Content-Type", kind)
+                .body(planned.body.text())
+                .map_err(|e| unreachable(&url, e))?,
+            None => builder.build().map_err(|e| unreachable(&url, e))?,
+        };
+        send(&url, request.send()).await
     }
 }
 

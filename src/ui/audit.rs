@@ -9,8 +9,10 @@ use saltscope_core::query::filter::{encode_query, percent_encode, TIME_PRESETS};
 use saltscope_core::text::{jid_start_time, utc_timestamp};
 
 use super::error::{ErrorPanel, Notes};
+use super::export::ExportPanel;
 use super::use_connection;
 use crate::engine::Aborter;
+use saltscope_core::export::{ExportKind, ViewFilter};
 
 /// Who ran what, on which target, when.
 #[component]
@@ -94,6 +96,7 @@ pub fn AuditPage() -> impl IntoView {
             <label><input node_ref=risky type="checkbox" name="risky" on:change=move |_| apply.run(()) prop:checked=move || current().risky_only/>" High-risk only"</label>
             <button type="submit">"Apply"</button>
         </form>
+        <ExportPanel kinds=vec![ExportKind::Audit] filter=Signal::derive(move || ViewFilter::Audit(filter.get().0))/>
         {move || match page.get() {
             None => view! { <p class="loading">"Loading the audit trail…"</p> }.into_any(),
             Some(Err(e)) => view! { <ErrorPanel error=e/> }.into_any(),

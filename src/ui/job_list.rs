@@ -11,10 +11,12 @@ use saltscope_core::query::jobs::{
 use saltscope_core::text::{jid_start_time, utc_millis};
 
 use super::error::{ErrorPanel, Notes};
+use super::export::ExportPanel;
 use super::filter_bar::{use_job_filter, FilterBar, FilterFields, NoisyEditor};
 use super::histogram::HistogramChart;
 use super::use_connection;
 use crate::engine::Aborter;
+use saltscope_core::export::{ExportKind, ViewFilter};
 
 /// Auto-refresh choices, as `refresh=` in the URL.
 const REFRESH: [(&str, &str, u64); 4] = [
@@ -73,6 +75,14 @@ pub fn JobList(fixed_minion: Option<String>) -> impl IntoView {
     on_cleanup(clear);
 
     let fixed = fixed_minion.clone();
+    let fixed_export = fixed_minion.clone();
+    let export_filter = Memo::new(move |_| {
+        let (mut f, _) = filter.get();
+        if let Some(m) = &fixed_export {
+            f.minions = vec![m.clone()];
+        }
+        f
+    });
     let aborter = StoredValue::new_local(Aborter::default());
     let jobs = LocalResource::new(move || {
         tick.track();
@@ -181,6 +191,8 @@ pub fn JobList(fixed_minion: Option<String>) -> impl IntoView {
             </label>
             <NoisyEditor defaults=defaults/>
         </div>
+        <ExportPanel kinds=vec![ExportKind::Jobs, ExportKind::Returns, ExportKind::States]
+            filter=Signal::derive(move || ViewFilter::Jobs(export_filter.get()))/>
         {move || match page.get() {
             Some(Err(e)) => Some(view! { <ErrorPanel error=e/> }),
             _ => None,

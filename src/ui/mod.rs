@@ -3,6 +3,7 @@
 
 mod audit;
 mod error;
+mod export;
 mod filter_bar;
 mod functions;
 mod histogram;

@@ -1,0 +1,39 @@
+#!/usr/bin/env bash
+# Benchmark (prints a table; not a test): rows per second of Saltscope's
+# in-browser returns export against the script an auditor would write
+# (elasticsearch-py helpers.scan + csv.writer, scripts/bench/scan_export.py),
+# on the same generated data in the same run, at 100k and 1M returns.
+#
+#   ES_URL=http://127.0.0.1:9200 scripts/bench-export.sh
+# Needs: a running engine (scripts/engine.sh start, ENGINE_HEAP=2g), a build in
+# dist/ (scripts/build.sh) and the Salt venv (scripts/setup.sh). Loads the
+# data with scripts/generate.sh (prefixes saltbench100k, saltgen) if missing,
+# serves dist/ on BENCH_NGINX_PORT (8095) for the run.
+set -euo pipefail
+. "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
+cd "$SALTSCOPE_REPO"
+
+ES_URL=${ES_URL:-http://127.0.0.1:9200}
+PORT=${BENCH_NGINX_PORT:-8095}
+PY=$SALTSCOPE_WORK/venv/bin/python
+[[ -x $PY ]] || die "no Salt venv ($PY): run scripts/setup.sh"
+[[ -f dist/index.html ]] || die "no build in dist/: run scripts/build.sh"
+
+ES_URL=$ES_URL RETURNS=100000 PREFIX=saltbench100k scripts/generate.sh >&2
+ES_URL=$ES_URL RETURNS=1000000 PREFIX=saltgen scripts/generate.sh >&2
+NGINX_PORT=$PORT ENGINE_URL=$ES_URL scripts/nginx.sh restart >&2
+trap 'NGINX_PORT=$PORT scripts/nginx.sh stop >&2' EXIT
+
+read_kv() { sed -n "s/.*$1=\([0-9.]*\).*/\1/p"; }
+printf '%-10s %12s %12s %12s %12s %8s\n' returns browser_rows browser_r/s python_rows python_r/s ratio
+for p in saltbench100k:100k saltgen:1M; do
+  prefix=${p%%:*} label=${p#*:}
+  out=$(BASE_URL=http://127.0.0.1:$PORT PREFIX=$prefix node scripts/bench/browser_export.mjs)
+  brows=$(read_kv rows <<<"$out"); bsecs=$(read_kv seconds <<<"$out")
+  tmp=$(mktemp)
+  out=$("$PY" scripts/bench/scan_export.py --es "$ES_URL" --index "$prefix-*" --out "$tmp")
+  rm -f "$tmp"
+  prows=$(read_kv rows <<<"$out"); psecs=$(read_kv seconds <<<"$out")
+  awk -v l="$label" -v br="$brows" -v bs="$bsecs" -v pr="$prows" -v ps="$psecs" 'BEGIN {
+    printf "%-10s %12d %12.0f %12d %12.0f %7.2fx\n", l, br, br / bs, pr, pr / ps, (br / bs) / (pr / ps) }'
+done

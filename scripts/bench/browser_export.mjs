@@ -1,0 +1,23 @@
+// One returns export in the browser (the release build behind nginx), timed
+// from the click to the offered file. Prints: rows=<n> seconds=<s>
+//   BASE_URL=… PREFIX=saltgen node scripts/bench/browser_export.mjs
+import { openBrowser, url } from '../../e2e/harness.mjs';
+
+const PREFIX = process.env.PREFIX || 'saltgen';
+const b = await openBrowser();
+const { page } = await b.newPage({ acceptDownloads: true });
+await page.route('**/config.json', (route) => route.fulfill({
+  contentType: 'application/json',
+  body: JSON.stringify({ engine_url: '/es', index_pattern: `${PREFIX}-*`, job_cache_index: `${PREFIX}-master-job-cache`, event_index_pattern: `${PREFIX}-master-event-cache*` }),
+}));
+await page.goto(url('/?time=all&noisy=show'));
+await page.locator('table.jobs tbody tr.job').first().waitFor({ timeout: 60000 });
+await page.getByText('Export CSV').click();
+await page.locator('select[name=export-kind]').selectOption('returns');
+const t0 = Date.now();
+await page.getByRole('button', { name: 'Start export' }).click();
+await page.locator('a.download').waitFor({ timeout: 1800000 });
+const seconds = (Date.now() - t0) / 1000;
+const text = await page.locator('.export-done').textContent();
+console.log(`rows=${text.match(/(\d+) rows/)[1]} seconds=${seconds.toFixed(2)}`);
+await b.close();
