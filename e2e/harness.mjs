@@ -44,6 +44,22 @@ export const CHROMIUM_ARGS = [
   '--disable-dev-shm-usage',
 ];
 
+/**
+ * Point the app of `page` at indices with another prefix (the generator's
+ * `saltgen`), as an operator would in config.json.
+ */
+export async function useIndexPrefix(page, prefix) {
+  await page.route('**/config.json', (route) => route.fulfill({
+    contentType: 'application/json',
+    body: JSON.stringify({
+      engine_url: '/es',
+      index_pattern: `${prefix}-*`,
+      job_cache_index: `${prefix}-master-job-cache`,
+      event_index_pattern: `${prefix}-master-event-cache*`,
+    }),
+  }));
+}
+
 /** URL under BASE_URL: url('/job/123') */
 export function url(p = '/') {
   return BASE_URL + (p.startsWith('/') ? p : '/' + p);

@@ -22,14 +22,6 @@ use saltscope_core::query::minions::{
 use saltscope_core::text::glob_match;
 use serde_json::Value;
 
-fn now_ms() -> i64 {
-    std::time::SystemTime::now()
-        .duration_since(std::time::UNIX_EPOCH)
-        .unwrap()
-        .as_millis() as i64
-        + 60_000
-}
-
 fn shown(filter: JobFilter) -> JobFilter {
     JobFilter {
         show_noisy: true,
@@ -54,7 +46,7 @@ fn try_job_list(
 /// The jids the job list shows for `filter`, all pages (small pages, so
 /// that paging is exercised too).
 fn listed(engine: &common::TestEngine, filter: JobFilter) -> Vec<String> {
-    let mut request = JobListRequest::new(filter, now_ms());
+    let mut request = JobListRequest::new(filter, common::now_ms());
     request.page_size = 5;
     let mut jids = Vec::new();
     for _ in 0..1000 {
@@ -191,7 +183,7 @@ fn noisy_functions_are_hidden_until_shown() {
         return;
     };
     let noisy = vec!["test.*".to_string()];
-    let mut request = JobListRequest::new(JobFilter::default(), now_ms());
+    let mut request = JobListRequest::new(JobFilter::default(), common::now_ms());
     request.noisy = noisy.clone();
     request.page_size = 1000;
     let hidden = try_job_list(&engine, &request).unwrap();
@@ -214,7 +206,7 @@ fn a_query_syntax_error_is_the_engines_explanation() {
             text: Some("fun:(".into()),
             ..JobFilter::default()
         },
-        now_ms(),
+        common::now_ms(),
     );
     let err = try_job_list(&engine, &request).expect_err("a syntax error");
     let EngineError::Status { status, reason, .. } = &err else {
@@ -236,7 +228,7 @@ fn the_histogram_counts_every_matching_return_by_outcome() {
                 time: TimeRange::parse(time).unwrap(),
                 ..JobFilter::default()
             }),
-            now_ms(),
+            common::now_ms(),
         );
         let page = try_job_list(&engine, &request).unwrap();
         let h = page.histogram.expect("a histogram");
@@ -275,7 +267,7 @@ fn the_minions_view_counts_each_minions_returns_jobs_and_failures() {
                 &engine.fields,
                 &filter,
                 &[],
-                now_ms(),
+                common::now_ms(),
                 None,
             )])
             .remove(0),
@@ -326,7 +318,7 @@ fn the_functions_view_counts_returns_and_failures_per_function() {
                 &engine.fields,
                 &shown(JobFilter::default()),
                 &[],
-                now_ms(),
+                common::now_ms(),
             )])
             .remove(0),
     )
@@ -361,7 +353,7 @@ fn the_latest_state_apply_on_every_minion_is_its_newest_return() {
                 &engine.fields,
                 "state.apply",
                 &JobFilter::default(),
-                now_ms(),
+                common::now_ms(),
                 None,
             )])
             .remove(0),
@@ -390,7 +382,7 @@ fn audit(engine: &common::TestEngine, filter: &AuditFilter) -> AuditPage {
         engine_url: engine.url.clone(),
         ..AppConfig::default()
     };
-    let searches = audit_searches(&config, &engine.fields, filter, now_ms(), None);
+    let searches = audit_searches(&config, &engine.fields, filter, common::now_ms(), None);
     parse_audit(&config, filter, None, engine.msearch(&searches)).expect("audit")
 }
 

@@ -16,16 +16,6 @@ use saltscope_core::query::jobs::{
 };
 use serde_json::json;
 
-/// "Now" for the views: far enough ahead that every real return is in the
-/// default range, and the filters' ranges are still exercised.
-fn now_ms() -> i64 {
-    std::time::SystemTime::now()
-        .duration_since(std::time::UNIX_EPOCH)
-        .unwrap()
-        .as_millis() as i64
-        + 60_000
-}
-
 /// The job list's two round trips, as the web app sends them.
 fn job_list(engine: &common::TestEngine, request: &JobListRequest) -> JobListPage {
     let searches = job_list_searches(&engine.config, &engine.fields, request);
@@ -48,7 +38,7 @@ fn job_list_page(
             show_noisy: true,
             ..JobFilter::default()
         },
-        now_ms(),
+        common::now_ms(),
     );
     request.page_size = page_size;
     request.cursor = after.map(Cursor::After).unwrap_or_default();

@@ -8,7 +8,7 @@ import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import readline from 'node:readline';
-import { openBrowser, url, CHROMIUM_ARGS } from '../harness.mjs';
+import { openBrowser, url, CHROMIUM_ARGS, useIndexPrefix } from '../harness.mjs';
 
 const ES_URL = (process.env.ES_URL || 'http://127.0.0.1:9250').replace(/\/+$/, '');
 const PREFIX = process.env.GEN_PREFIX || 'saltgen';
@@ -20,15 +20,7 @@ after(async () => { await b?.close(); });
 
 async function generatedPage() {
   const { page, errors } = await b.newPage({ acceptDownloads: true });
-  await page.route('**/config.json', (route) => route.fulfill({
-    contentType: 'application/json',
-    body: JSON.stringify({
-      engine_url: '/es',
-      index_pattern: `${PREFIX}-*`,
-      job_cache_index: `${PREFIX}-master-job-cache`,
-      event_index_pattern: `${PREFIX}-master-event-cache*`,
-    }),
-  }));
+  await useIndexPrefix(page, PREFIX);
   await page.goto(url('/?time=all&noisy=show&fun=state.apply'));
   await page.locator('table.jobs tbody tr.job').first().waitFor();
   await page.getByText('Export CSV').click();

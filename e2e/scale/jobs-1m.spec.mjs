@@ -6,7 +6,7 @@
 //   BASE_URL=… ES_URL=… node --test e2e/scale/jobs-1m.spec.mjs
 import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
-import { openBrowser, url, screenshot } from '../harness.mjs';
+import { openBrowser, url, screenshot, useIndexPrefix } from '../harness.mjs';
 
 const ES_URL = (process.env.ES_URL || 'http://127.0.0.1:9250').replace(/\/+$/, '');
 const PREFIX = process.env.GEN_PREFIX || 'saltgen';
@@ -45,15 +45,7 @@ after(async () => { await b?.close(); });
 
 async function generatedPage() {
   const { page, errors } = await b.newPage();
-  await page.route('**/config.json', (route) => route.fulfill({
-    contentType: 'application/json',
-    body: JSON.stringify({
-      engine_url: '/es',
-      index_pattern: `${PREFIX}-*`,
-      job_cache_index: `${PREFIX}-master-job-cache`,
-      event_index_pattern: `${PREFIX}-master-event-cache*`,
-    }),
-  }));
+  await useIndexPrefix(page, PREFIX);
   return { page, errors };
 }
 

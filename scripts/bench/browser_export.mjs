@@ -1,15 +1,12 @@
 // One returns export in the browser (the release build behind nginx), timed
 // from the click to the offered file. Prints: rows=<n> seconds=<s>
 //   BASE_URL=… PREFIX=saltgen node scripts/bench/browser_export.mjs
-import { openBrowser, url } from '../../e2e/harness.mjs';
+import { openBrowser, url, useIndexPrefix } from '../../e2e/harness.mjs';
 
 const PREFIX = process.env.PREFIX || 'saltgen';
 const b = await openBrowser();
 const { page } = await b.newPage({ acceptDownloads: true });
-await page.route('**/config.json', (route) => route.fulfill({
-  contentType: 'application/json',
-  body: JSON.stringify({ engine_url: '/es', index_pattern: `${PREFIX}-*`, job_cache_index: `${PREFIX}-master-job-cache`, event_index_pattern: `${PREFIX}-master-event-cache*` }),
-}));
+await useIndexPrefix(page, PREFIX);
 await page.goto(url('/?time=all&noisy=show'));
 await page.locator('table.jobs tbody tr.job').first().waitFor({ timeout: 60000 });
 await page.getByText('Export CSV').click();

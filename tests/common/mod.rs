@@ -10,6 +10,16 @@ use saltscope_core::engine::{
 use saltscope_core::query::FieldMap;
 use serde_json::Value;
 
+/// "Now" for the views' relative time ranges: a minute ahead, so every
+/// real return (written moments ago) is inside the default range.
+pub fn now_ms() -> i64 {
+    std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .unwrap()
+        .as_millis() as i64
+        + 60_000
+}
+
 pub struct TestEngine {
     pub url: String,
     pub config: AppConfig,

@@ -30,6 +30,36 @@ pub const LATEST_SOURCE: [&str; 8] = [
     "data.*.result",
 ];
 
+/// A page of minions by id (one more than shown: it tells whether another
+/// page exists), after `after`.
+fn minion_composite(fields: &FieldMap, after: Option<&str>) -> Value {
+    let mut composite = json!({
+        "size": MINION_PAGE_SIZE + 1,
+        "sources": [{"minion": {"terms": {"field": fields.minion}}}]
+    });
+    if let Some(after) = after {
+        composite["after"] = json!({ "minion": after });
+    }
+    composite
+}
+
+/// The newest return of the bucket, with only [`LATEST_SOURCE`].
+fn latest_hit_agg() -> Value {
+    json!({"top_hits": {
+        "size": 1,
+        "sort": [{"@timestamp": {"order": "desc", "unmapped_type": "date"}}],
+        "_source": LATEST_SOURCE
+    }})
+}
+
+fn minion_buckets(answer: &Value) -> &[Value] {
+    answer
+        .pointer("/aggregations/minions/buckets")
+        .and_then(Value::as_array)
+        .map(Vec::as_slice)
+        .unwrap_or_default()
+}
+
 /// A minion's most recent return of some function.
 #[derive(Clone, Debug, PartialEq)]
 pub struct LatestReturn {
@@ -102,30 +132,19 @@ pub fn minion_search(
     now_ms: i64,
     after: Option<&str>,
 ) -> SearchRequest {
-    let mut composite = json!({
-        "size": MINION_PAGE_SIZE + 1,
-        "sources": [{"minion": {"terms": {"field": fields.minion}}}]
-    });
-    if let Some(after) = after {
-        composite["after"] = json!({"minion": after});
-    }
     let body = json!({
         "size": 0,
         "query": filter.returns_query_with_outcome(config, fields, noisy, now_ms),
         "aggs": {
             "minions": {
-                "composite": composite,
+                "composite": minion_composite(fields, after),
                 "aggs": {
                     "last_return": {"max": {"field": "@timestamp"}},
                     "jobs": {"cardinality": {"field": fields.jid}},
                     "failed": {"filter": failed_clause(fields)},
                     "state_runs": {
                         "filter": {"terms": {fields.fun.clone(): STATE_RUN_FUNCTIONS}},
-                        "aggs": {"latest": {"top_hits": {
-                            "size": 1,
-                            "sort": [{"@timestamp": {"order": "desc", "unmapped_type": "date"}}],
-                            "_source": LATEST_SOURCE
-                        }}}
+                        "aggs": {"latest": latest_hit_agg()}
                     }
                 }
             },
@@ -143,11 +162,7 @@ pub fn parse_minions(answer: Result<Value, EngineError>) -> Result<MinionPage, E
             .and_then(Value::as_u64),
         ..MinionPage::default()
     };
-    let buckets = answer
-        .pointer("/aggregations/minions/buckets")
-        .and_then(Value::as_array)
-        .map(Vec::as_slice)
-        .unwrap_or_default();
+    let buckets = minion_buckets(&answer);
     for bucket in buckets.iter().take(MINION_PAGE_SIZE) {
         let Some(minion) = bucket.pointer("/key/minion").map(scalar_text) else {
             page.notes
@@ -190,25 +205,14 @@ pub fn latest_by_minion_search(
         outcome: super::filter::OutcomeFilter::All,
         ..filter.clone()
     };
-    let mut composite = json!({
-        "size": MINION_PAGE_SIZE + 1,
-        "sources": [{"minion": {"terms": {"field": fields.minion}}}]
-    });
-    if let Some(after) = after {
-        composite["after"] = json!({"minion": after});
-    }
     SearchRequest::new(
         &config.index_pattern,
         json!({
             "size": 0,
             "query": filter.returns_query(config, fields, &[], now_ms),
             "aggs": {"minions": {
-                "composite": composite,
-                "aggs": {"latest": {"top_hits": {
-                    "size": 1,
-                    "sort": [{"@timestamp": {"order": "desc", "unmapped_type": "date"}}],
-                    "_source": LATEST_SOURCE
-                }}}
+                "composite": minion_composite(fields, after),
+                "aggs": {"latest": latest_hit_agg()}
             }}
         }),
     )
@@ -235,11 +239,7 @@ pub fn parse_latest_by_minion(
 ) -> Result<LatestPage, EngineError> {
     let answer = answer?;
     let mut page = LatestPage::default();
-    let buckets = answer
-        .pointer("/aggregations/minions/buckets")
-        .and_then(Value::as_array)
-        .map(Vec::as_slice)
-        .unwrap_or_default();
+    let buckets = minion_buckets(&answer);
     for bucket in buckets.iter().take(MINION_PAGE_SIZE) {
         match bucket.pointer("/latest/hits/hits/0") {
             Some(hit) => page.latest.push(LatestReturn::from_hit(hit)),
