@@ -44,7 +44,7 @@ test('filters change the URL and the rows', async () => {
   await page.goto(url('/?noisy=show'));
   const all = await shownJids(page);
   assert.ok(all.length >= 10, `rows: ${all.length}`);
-  await page.getByLabel('Minion', { exact: true }).fill('db-02');
+  await page.getByRole('search').getByLabel('Minion', { exact: true }).fill('db-02');
   await page.getByRole('button', { name: 'Apply' }).click();
   await page.waitForURL(/minion=db-02/);
   const want = jidsOf(returns.filter((d) => d.minion === 'db-02'));
@@ -53,7 +53,7 @@ test('filters change the URL and the rows', async () => {
   // back: the unfiltered list again
   await page.goBack();
   await page.waitForFunction((n) => document.querySelectorAll('table.jobs tbody tr.job').length === n, all.length);
-  assert.equal(await page.getByLabel('Minion', { exact: true }).inputValue(), '');
+  assert.equal(await page.getByRole('search').getByLabel('Minion', { exact: true }).inputValue(), '');
   errors.assertNone();
 });
 
@@ -64,7 +64,7 @@ test('a deep link reproduces a filtered view', async () => {
   assert.ok(want.length > 0, 'the Salt runs have a failed cmd.run');
   await page.waitForFunction((n) => document.querySelectorAll('table.jobs tbody tr.job').length === n, want.length);
   assert.deepEqual(await shownJids(page), want);
-  assert.equal(await page.getByLabel('Function', { exact: true }).inputValue(), 'cmd.run');
+  assert.equal(await page.getByRole('search').getByLabel('Function', { exact: true }).inputValue(), 'cmd.run');
   assert.equal(await page.locator('select[name=outcome]').inputValue(), 'failed');
   errors.assertNone();
 });
@@ -119,7 +119,7 @@ test('a free-text syntax error shows the engine\'s explanation and the filter st
   const alert = page.getByRole('alert');
   await alert.waitFor();
   assert.match(await alert.textContent(), /answered 400.*[Pp]arse/s);
-  await page.getByLabel('Search', { exact: true }).fill('fun:cmd.run');
+  await page.getByRole('search').getByLabel('Search', { exact: true }).fill('fun:cmd.run');
   await page.getByRole('button', { name: 'Apply' }).click();
   await page.locator('table.jobs tbody tr.job').first().waitFor();
   assert.equal(await page.getByRole('alert').count(), 0);
@@ -246,7 +246,7 @@ test('an index pattern that matches nothing says why, and a missing job cache le
   await page.getByText('No jobs match.').waitFor();
   await page.getByText(/indices matching `nosuch-\*` have no field `jid`/).waitFor();
   // the filter bar still works
-  await page.getByLabel('Minion', { exact: true }).fill('db-02');
+  await page.getByRole('search').getByLabel('Minion', { exact: true }).fill('db-02');
   await page.getByRole('button', { name: 'Apply' }).click();
   await page.waitForURL(/minion=db-02/);
   await page.getByText('No jobs match.').waitFor();

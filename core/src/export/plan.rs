@@ -268,7 +268,10 @@ pub fn hits_sort(paging: Paging, fields: &FieldMap) -> Value {
         json!({"@timestamp": {"order": "desc", "unmapped_type": "date"}}),
         json!({fields.jid.clone(): {"order": "desc", "unmapped_type": "keyword"}}),
         json!({fields.minion.clone(): {"order": "asc", "unmapped_type": "keyword"}}),
-        json!({"_index": {"order": "asc"}}),
+        // unmapped_type: an index that has no mapping yet (created, every
+        // document rejected: salt-grains_items with dynamic mappings) fails
+        // a `_index` sort without it.
+        json!({"_index": {"order": "asc", "unmapped_type": "keyword"}}),
     ];
     if paging.shard_doc() {
         sort.push(json!({"_shard_doc": "asc"}));
@@ -1340,7 +1343,7 @@ mod tests {
             json!([{"@timestamp": {"order": "desc", "unmapped_type": "date"}},
                    {"jid.keyword": {"order": "desc", "unmapped_type": "keyword"}},
                    {"minion.keyword": {"order": "asc", "unmapped_type": "keyword"}},
-                   {"_index": {"order": "asc"}}])
+                   {"_index": {"order": "asc", "unmapped_type": "keyword"}}])
         );
         assert!(b["query"].to_string().contains("salt-master-job-cache"));
         let mut file = plan
