@@ -48,14 +48,15 @@ use crate::query::jobs::{JobListPage, JobSummary};
 use crate::query::{hits, returns_filter, total_hits, FieldMap};
 use crate::text::scalar_text;
 
-/// Returns per page: each page costs the engine a ranking of every match
-/// (the unique field sort), so pages are large — 5,000 returns took 290-380
-/// ms against 160-230 for 1,000 (OpenSearch 3.8, 1M returns), 2.7x the rows
-/// per second. State returns are larger documents (and each gives ~7 rows):
-/// at 2,000 a page the tab's JS heap reached 65 MB for no gain in speed; at
-/// 1,000 it stays near 30 MB.
+/// Returns per page: without `_shard_doc` each page costs the engine a
+/// ranking of every match (the field sort), so pages are large — 5,000
+/// returns took 290-380 ms against 160-230 for 1,000 (OpenSearch 3.8, 1M
+/// returns), 2.7x the rows per second. State returns are larger documents
+/// (each gives ~7 rows) and each page's answer is a JS string until read:
+/// at 2,000 a page the tab's JS heap reached 65 MB, at 1,000 up to 73 MB
+/// once pages came fast, at 500 it stays near 30 MB.
 pub const DEFAULT_HITS_PAGE: usize = 5000;
-pub const DEFAULT_STATES_PAGE: usize = 1000;
+pub const DEFAULT_STATES_PAGE: usize = 500;
 pub const DEFAULT_JOBS_PAGE: usize = 100;
 /// The engines' default `index.max_result_window`: no page may be larger.
 pub const MAX_PAGE: usize = 10_000;
@@ -256,27 +257,38 @@ pub fn pit_expired(error: &EngineError) -> bool {
 }
 
 /// The sort of returns and states (see the module's docs).
-// Why a field sort and not `_shard_doc` alone (which would let the engine
-// skip ranking: 15-70 ms a page against 300-1100 at 1M returns on
-// OpenSearch 3.8): OpenSearch 3.8's `_shard_doc` is the bare Lucene doc id,
-// equal across shards, so search_after on it alone skipped 172 of
-// 1,000,000 returns over the 13 single-shard saltgen indices (measured).
-// A unique field sort never loses a row; larger pages (DEFAULT_HITS_PAGE)
-// pay its per-page cost fewer times.
+/// The sort of a hits export: unique, so search_after never skips or
+/// repeats a return.
+///
+/// Under a PIT with `_shard_doc`: `_index`, then `_shard_doc`, then jid and
+/// minion. The engine then reads each shard in document order instead of
+/// ranking every match again for each page (OpenSearch 3.8, 1M returns:
+/// 12-150 ms a page of 5,000 with `_source`, against 290-380 ms with the
+/// field sort below). `_shard_doc` alone is not enough there: on OpenSearch
+/// 3.8 it is the bare Lucene doc id, equal across shards, and search_after
+/// on it alone skipped 172 of 1,000,000 returns (measured); `_index` tells
+/// single-shard indices (the returner's) apart, jid and minion the shards of
+/// any other. The file is then in index order, as helpers.scan's is.
+///
+/// Otherwise the field sort, newest first.
 pub fn hits_sort(paging: Paging, fields: &FieldMap) -> Value {
-    let mut sort = vec![
-        json!({"@timestamp": {"order": "desc", "unmapped_type": "date"}}),
-        json!({fields.jid.clone(): {"order": "desc", "unmapped_type": "keyword"}}),
-        json!({fields.minion.clone(): {"order": "asc", "unmapped_type": "keyword"}}),
+    if paging.shard_doc() {
+        return json!([
+            {"_index": {"order": "asc", "unmapped_type": "keyword"}},
+            {"_shard_doc": "asc"},
+            {fields.jid.clone(): {"order": "asc", "unmapped_type": "keyword"}},
+            {fields.minion.clone(): {"order": "asc", "unmapped_type": "keyword"}}
+        ]);
+    }
+    json!([
+        {"@timestamp": {"order": "desc", "unmapped_type": "date"}},
+        {fields.jid.clone(): {"order": "desc", "unmapped_type": "keyword"}},
+        {fields.minion.clone(): {"order": "asc", "unmapped_type": "keyword"}},
         // unmapped_type: an index that has no mapping yet (created, every
         // document rejected: salt-grains_items with dynamic mappings) fails
         // a `_index` sort without it.
-        json!({"_index": {"order": "asc", "unmapped_type": "keyword"}}),
-    ];
-    if paging.shard_doc() {
-        sort.push(json!({"_shard_doc": "asc"}));
-    }
-    Value::Array(sort)
+        {"_index": {"order": "asc", "unmapped_type": "keyword"}}
+    ])
 }
 
 /// One page of hits, read.
@@ -833,6 +845,20 @@ impl ExportPlan {
     ) -> Result<Vec<u8>, EngineError> {
         let page = match answer.and_then(|a| parse_hits_page(&a, self.page_size())) {
             Ok(p) => p,
+            Err(e) if pit_expired(&e) && self.state.paging.shard_doc() => {
+                // `_shard_doc` values belong to the expired PIT's segments: a
+                // new PIT cannot continue exactly from them.
+                self.phase = Phase::Page;
+                return Err(match e {
+                    EngineError::Status { url, status, kind, reason } => EngineError::Status {
+                        url,
+                        status,
+                        kind,
+                        reason: format!("{reason} (the point in time expired: the export cannot continue exactly where it stopped; start it again)"),
+                    },
+                    other => other,
+                });
+            }
             Err(e) if pit_expired(&e) && self.state.pit_id.is_some() && !self.reopened => {
                 // Continue from the same sort values under a new PIT: the
                 // field sort is unique, so nothing is skipped or repeated.
@@ -1399,7 +1425,13 @@ mod tests {
         assert_eq!(req.path, "/_search", "a PIT search names no index");
         let b = body(&req);
         assert_eq!(b["pit"], json!({"id": "pit-1", "keep_alive": "2m"}));
-        assert_eq!(b["sort"][4], json!({"_shard_doc": "asc"}));
+        assert_eq!(b["sort"][0]["_index"]["order"], "asc");
+        assert_eq!(
+            b["sort"][1],
+            json!({"_shard_doc": "asc"}),
+            "document order: no ranking per page"
+        );
+        assert_eq!(b["sort"].as_array().unwrap().len(), 4);
         assert!(b["query"]
             .to_string()
             .contains(r#""terms":{"fun.keyword":["state.apply""#));
@@ -1467,7 +1499,7 @@ mod tests {
     fn a_failure_keeps_the_state_and_the_export_resumes_from_a_plain_value() {
         let s = spec(
             ExportKind::Returns,
-            product(Product::Elasticsearch, (8, 15, 0)),
+            product(Product::Elasticsearch, (7, 11, 0)),
             1,
         );
         let mut plan = ExportPlan::new(s.clone()).unwrap();
@@ -1533,6 +1565,25 @@ mod tests {
         assert!(
             matches!(resumed.spec().filter.time(), TimeRange::Absolute { to_ms, .. } if *to_ms == NOW)
         );
+    }
+
+    #[test]
+    fn an_expired_pit_under_document_order_is_an_error_that_says_to_start_again() {
+        let mut plan = ExportPlan::new(spec(
+            ExportKind::Returns,
+            product(Product::OpenSearch, (3, 8, 0)),
+            1,
+        ))
+        .unwrap();
+        plan.handle(Ok(json!({"pit_id": "p"}))).unwrap();
+        let gone = EngineError::from_status(
+            "/_search",
+            404,
+            r#"{"error":{"type":"search_context_missing_exception","reason":"No search context found for id [91]"},"status":404}"#,
+        );
+        let e = plan.handle(Err(gone)).unwrap_err();
+        assert!(e.to_string().contains("start it again"), "{e}");
+        assert_eq!(body(&plan.next_request().unwrap())["pit"]["id"], "p");
     }
 
     #[test]
