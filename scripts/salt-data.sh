@@ -7,7 +7,9 @@
 #   scripts/salt-data.sh --venv-only                             # only build the venv
 #
 # Env: ES_URL (default http://127.0.0.1:9200), SALTSCOPE_WORK (default <repo>/.work),
-#      SALTSCOPE_SALT_PORTS="45505 45506" (master publish/ret ports).
+#      SALTSCOPE_SALT_PORTS="24505 24506" (master publish/ret ports; below Linux's
+#      ephemeral range 32768-60999, where an outgoing connection of the
+#      tests can hold the port and the master then fails to bind it).
 # Writes $SALTSCOPE_WORK/salt-data/manifest.json (scenario -> jid(s), minions, versions,
 # timings). Every salt process it starts is stopped on exit, by pid (process group).
 set -euo pipefail
@@ -19,7 +21,7 @@ T_START=$(now_s)
 REPO=$SALTSCOPE_REPO
 ES_URL=${ES_URL:-http://127.0.0.1:9200}
 ES_URL=${ES_URL%/}
-read -r PUB_PORT RET_PORT <<<"${SALTSCOPE_SALT_PORTS:-45505 45506}"
+read -r PUB_PORT RET_PORT <<<"${SALTSCOPE_SALT_PORTS:-24505 24506}"
 VENV=$SALTSCOPE_WORK/venv
 REQ=$REPO/salt/requirements.txt
 STATES=$REPO/salt/states
@@ -235,6 +237,9 @@ MLOG=$SM/master/var/log/salt/master
 log "starting salt-master (ports $PUB_PORT/$RET_PORT) and ${#MINIONS[@]} minions"
 start_bg "$RUN_LOG/salt-master.console" "$SALT_BIN/salt-master" -c "$SM/etc" -l warning
 sleep 3
+# A master that could not bind its ports exits at once: say so now, not
+# after two minutes of minions waiting for it.
+kill -0 "${PIDS[0]}" 2>/dev/null || die "salt-master exited at start: $(tail -3 "$RUN_LOG/salt-master.console")"
 for i in "${!MINIONS[@]}"; do
   host_cmd "${MINIONS[$i]}"
   start_bg "$RUN_LOG/minion-$((i + 1)).console" "${HOSTCMD[@]}" "$SALT_BIN/salt-minion" -c "$SM/m$((i + 1))/etc" -l warning
