@@ -5,7 +5,7 @@
 
 use serde_json::{json, Value};
 
-use super::filter::{pattern_clause, time_clause, TimeRange};
+use super::filter::{any_of, time_clause, TimeRange};
 use super::{hits, FieldMap};
 use crate::config::AppConfig;
 use crate::engine::{EngineError, SearchRequest};
@@ -174,14 +174,6 @@ pub fn audit_searches(
     now_ms: i64,
     cursor: Option<&AuditCursor>,
 ) -> Vec<SearchRequest> {
-    let any_of = |field: &str, values: &[String]| -> Option<Value> {
-        (!values.is_empty()).then(|| {
-            json!({"bool": {
-                "should": values.iter().map(|v| pattern_clause(field, v)).collect::<Vec<_>>(),
-                "minimum_should_match": 1
-            }})
-        })
-    };
     // Targets are globs themselves: `*` asks for the jobs that targeted `*`.
     let exactly = |field: &str, values: &[String]| -> Option<Value> {
         (!values.is_empty()).then(|| json!({"terms": {field: values}}))

@@ -242,7 +242,8 @@ impl JobFilter {
     }
 
     /// The `bool` query of the returns this filter selects, without the
-    /// outcome (which is per job, not per return; see [`Self::outcome_clause`]).
+    /// outcome (which is per job, not per return; see
+    /// [`Self::returns_query_with_outcome`]).
     pub fn returns_query(
         &self,
         config: &AppConfig,
@@ -348,7 +349,8 @@ pub fn pattern_clause(field: &str, pattern: &str) -> Value {
     }
 }
 
-fn any_of(field: &str, patterns: &[String]) -> Option<Value> {
+/// Any of `patterns` on `field` (each a term or a wildcard); `None` for none.
+pub(crate) fn any_of(field: &str, patterns: &[String]) -> Option<Value> {
     match patterns {
         [] => None,
         [one] => Some(pattern_clause(field, one)),
