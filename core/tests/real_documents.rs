@@ -3,7 +3,7 @@
 //! says how). Where these disagree with the returner's description, these win.
 
 use saltscope_core::model::{
-    HighstateSummary, Outcome, PublishInfo, ReturnData, ReturnDoc, StateResult,
+    HighstateSummary, Outcome, PublishInfo, ReturnData, ReturnDoc, StateResult, StateTally,
 };
 use serde_json::Value;
 
@@ -222,4 +222,42 @@ fn the_publish_event_and_job_cache_load_give_target_user_and_minions() {
         .collect();
     assert!(!cached.is_empty());
     assert!(cached.iter().all(|c| c.fun.is_some()));
+}
+
+#[test]
+fn the_exports_state_tally_counts_every_real_return_as_the_model_does() {
+    let mut tallied = 0;
+    let names = std::fs::read_dir(format!("{}/../tests/fixtures", env!("CARGO_MANIFEST_DIR")))
+        .unwrap()
+        .filter_map(|e| e.ok()?.file_name().into_string().ok())
+        .filter(|n| n.ends_with(".json"));
+    for name in names {
+        let path = format!("{}/../tests/fixtures/{name}", env!("CARGO_MANIFEST_DIR"));
+        let Ok(Value::Array(hits)) = serde_json::from_str(&std::fs::read_to_string(path).unwrap())
+        else {
+            continue;
+        };
+        for hit in hits.iter().filter(|h| h.pointer("/_source/data").is_some()) {
+            let doc = ReturnDoc::from_hit(hit);
+            let model = match &doc.data {
+                ReturnData::States(s) => Some(HighstateSummary::of(&s.runs)),
+                _ => None,
+            };
+            let text = serde_json::to_string(&hit["_source"]["data"]).unwrap();
+            let tally: StateTally = serde_json::from_str(&text).unwrap();
+            // Sums of durations in another order differ in the last bits.
+            let round = |s: Option<HighstateSummary>| {
+                s.map(|s| HighstateSummary {
+                    total_ms: (s.total_ms * 1e6).round(),
+                    ..s
+                })
+            };
+            assert_eq!(round(tally.0), round(model), "{name} {}", hit["_id"]);
+            tallied += usize::from(model.is_some());
+        }
+    }
+    assert!(
+        tallied >= 10,
+        "only {tallied} state returns among the fixtures"
+    );
 }

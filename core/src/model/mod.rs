@@ -7,11 +7,13 @@ mod publish;
 mod return_doc;
 mod state;
 mod summary;
+mod tally;
 
 pub use publish::{PublishInfo, PublishSource};
-pub use return_doc::{Outcome, ReturnData, ReturnDoc};
+pub use return_doc::{Outcome, ReturnData, ReturnDoc, ReturnFields};
 pub use state::{decode_state_key, StateKey, StateResult, StateReturn, StateRun};
 pub use summary::HighstateSummary;
+pub use tally::StateTally;
 
 /// Functions whose return is an object of state results. `state.single` is
 /// not one of the returner's state functions (never ordered or counted) but

@@ -1,6 +1,54 @@
-use serde_json::{Map, Value};
+use serde::{Deserialize, Deserializer};
+use serde_json::Value;
 
 use super::state::StateReturn;
+
+/// The `_source` fields a return is read from, as the engine gave them:
+/// `Some(Value::Null)` for a null, `None` for a field that is absent (the
+/// notes tell the two apart). `data` in whatever form the reader wants:
+/// a `Value`, or only its state totals ([`StateTally`](super::StateTally)).
+/// Any other field is skipped unread.
+#[derive(Debug, Deserialize)]
+#[serde(bound(deserialize = "D: Deserialize<'de>"))]
+pub struct ReturnFields<D = Value> {
+    #[serde(rename = "@timestamp", default, deserialize_with = "present")]
+    pub timestamp: Option<Value>,
+    #[serde(default, deserialize_with = "present")]
+    pub jid: Option<Value>,
+    #[serde(default, deserialize_with = "present")]
+    pub minion: Option<Value>,
+    #[serde(default, deserialize_with = "present")]
+    pub fun: Option<Value>,
+    #[serde(default, deserialize_with = "present")]
+    pub success: Option<Value>,
+    #[serde(default, deserialize_with = "present")]
+    pub retcode: Option<Value>,
+    #[serde(default, deserialize_with = "present")]
+    pub counts: Option<Value>,
+    #[serde(default, deserialize_with = "present")]
+    pub data: Option<D>,
+}
+
+impl<D> Default for ReturnFields<D> {
+    fn default() -> Self {
+        ReturnFields {
+            timestamp: None,
+            jid: None,
+            minion: None,
+            fun: None,
+            success: None,
+            retcode: None,
+            counts: None,
+            data: None,
+        }
+    }
+}
+
+/// A field that is there, null included (serde reads a null `Option` as
+/// `None`, which would say "missing").
+fn present<'de, D: Deserializer<'de>, T: Deserialize<'de>>(d: D) -> Result<Option<T>, D::Error> {
+    T::deserialize(d).map(Some)
+}
 
 /// One minion's return for one job, as the returner indexed it.
 #[derive(Clone, Debug, PartialEq)]
@@ -45,17 +93,41 @@ pub enum Outcome {
 }
 
 impl ReturnDoc {
-    /// Reads one search hit (`_index`, `_id`, `_source`).
+    /// Reads one search hit (`_index`, `_id`, `_source`), keeping the
+    /// document for the raw view.
     pub fn from_hit(hit: &Value) -> ReturnDoc {
-        let empty = Map::new();
+        let text = |name: &str| {
+            hit.get(name)
+                .and_then(Value::as_str)
+                .unwrap_or_default()
+                .to_string()
+        };
         let source = hit.get("_source").cloned().unwrap_or(Value::Null);
-        let src = source.as_object().unwrap_or(&empty);
-        let mut notes = Vec::new();
+        // Every field is a Value and unknown ones are skipped: reading an
+        // object's fields cannot fail.
+        let fields = ReturnFields::<Value>::deserialize(&source).unwrap_or_default();
+        let (mut doc, data) = ReturnDoc::from_fields(text("_index"), text("_id"), fields);
         if !source.is_object() {
-            notes.push("the hit has no _source object".to_string());
+            doc.notes
+                .insert(0, "the hit has no _source object".to_string());
         }
-        let mut text_field = |name: &str| match src.get(name) {
-            Some(Value::String(s)) => s.clone(),
+        doc.data = ReturnData::read(&doc.fun, data.as_ref(), &mut doc.notes);
+        doc.source = source;
+        doc
+    }
+
+    /// A return from its fields, with `data` handed back as read for the
+    /// caller to take apart (the doc's `data` is `Missing` until then) and
+    /// no `source` kept: the export reads pages this way, straight from the
+    /// engine's bytes.
+    pub fn from_fields<D>(
+        index: String,
+        id: String,
+        fields: ReturnFields<D>,
+    ) -> (ReturnDoc, Option<D>) {
+        let mut notes = Vec::new();
+        let mut text_field = |name: &str, value: Option<Value>| match value {
+            Some(Value::String(s)) => s,
             Some(Value::Number(n)) => n.to_string(),
             Some(other) => {
                 notes.push(format!("field `{name}` is not a string: {other}"));
@@ -66,16 +138,15 @@ impl ReturnDoc {
                 String::new()
             }
         };
-        let jid = text_field("jid");
-        let minion = text_field("minion");
-        let fun = text_field("fun");
-
-        let timestamp = src
-            .get("@timestamp")
-            .and_then(Value::as_str)
-            .map(str::to_string);
-        let success = match src.get("success") {
-            Some(Value::Bool(b)) => Some(*b),
+        let jid = text_field("jid", fields.jid);
+        let minion = text_field("minion", fields.minion);
+        let fun = text_field("fun", fields.fun);
+        let timestamp = match fields.timestamp {
+            Some(Value::String(s)) => Some(s),
+            _ => None,
+        };
+        let success = match fields.success {
+            Some(Value::Bool(b)) => Some(b),
             Some(Value::String(s)) if s == "true" || s == "false" => Some(s == "true"),
             Some(other) => {
                 notes.push(format!("field `success` is not a boolean: {other}"));
@@ -83,32 +154,23 @@ impl ReturnDoc {
             }
             None => None,
         };
-        let retcode = match src.get("retcode") {
+        let retcode = match fields.retcode {
             Some(Value::Number(n)) => n.as_i64(),
             Some(Value::String(s)) => s.trim().parse().ok(),
-            Some(Value::Bool(b)) => Some(i64::from(*b)),
+            Some(Value::Bool(b)) => Some(i64::from(b)),
             _ => None,
         };
         if success.is_none() && retcode.is_none() {
             notes.push("neither `success` nor `retcode` is present".to_string());
         }
-        let counts = src.get("counts").and_then(|c| {
+        let counts = fields.counts.as_ref().and_then(|c| {
             let succeeded = c.get("succeeded")?.as_u64()?;
             let failed = c.get("failed")?.as_u64()?;
             Some((succeeded, failed))
         });
-        let data = ReturnData::read(&fun, src.get("data"), &mut notes);
-        ReturnDoc {
-            index: hit
-                .get("_index")
-                .and_then(Value::as_str)
-                .unwrap_or_default()
-                .to_string(),
-            id: hit
-                .get("_id")
-                .and_then(Value::as_str)
-                .unwrap_or_default()
-                .to_string(),
+        let doc = ReturnDoc {
+            index,
+            id,
             jid,
             minion,
             fun,
@@ -116,10 +178,11 @@ impl ReturnDoc {
             success,
             retcode,
             counts,
-            data,
+            data: ReturnData::Missing,
             notes,
-            source,
-        }
+            source: Value::Null,
+        };
+        (doc, fields.data)
     }
 
     pub fn is_runner(&self) -> bool {
@@ -143,7 +206,8 @@ impl ReturnDoc {
 }
 
 impl ReturnData {
-    fn read(fun: &str, data: Option<&Value>, notes: &mut Vec<String>) -> ReturnData {
+    /// `data` by shape; `None` when the document has none.
+    pub fn read(fun: &str, data: Option<&Value>, notes: &mut Vec<String>) -> ReturnData {
         let Some(data) = data else {
             notes.push("field `data` is missing".to_string());
             return ReturnData::Missing;

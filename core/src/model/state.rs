@@ -51,12 +51,30 @@ pub enum StateResult {
 }
 
 impl StateResult {
+    /// A state's `result` field: anything but a boolean reads as None.
+    pub fn of(result: Option<&Value>) -> StateResult {
+        match result {
+            Some(Value::Bool(true)) => StateResult::True,
+            Some(Value::Bool(false)) => StateResult::False,
+            _ => StateResult::None,
+        }
+    }
+
     pub fn label(self) -> &'static str {
         match self {
             StateResult::True => "True",
             StateResult::False => "False",
             StateResult::None => "None",
         }
+    }
+}
+
+/// A state's `duration` in ms; older returns hold "12.3 ms".
+pub(crate) fn read_duration_ms(duration: &Value) -> Option<f64> {
+    match duration {
+        Value::Number(n) => n.as_f64(),
+        Value::String(s) => s.trim().trim_end_matches("ms").trim().parse().ok(),
+        _ => None,
     }
 }
 
@@ -108,11 +126,7 @@ impl StateRun {
             Some(k) => format!("{}.{}", k.module, k.function),
             None => String::new(),
         });
-        let result = match fields.get("result") {
-            Some(Value::Bool(true)) => StateResult::True,
-            Some(Value::Bool(false)) => StateResult::False,
-            _ => StateResult::None,
-        };
+        let result = StateResult::of(fields.get("result"));
         let comment = match fields.get("comment") {
             Some(Value::String(s)) => s.clone(),
             Some(Value::Array(lines)) => lines
@@ -123,12 +137,7 @@ impl StateRun {
             Some(other) => crate::text::scalar_text(other),
             None => String::new(),
         };
-        let duration_ms = match fields.get("duration") {
-            Some(Value::Number(n)) => n.as_f64(),
-            // Older returns hold "12.3 ms".
-            Some(Value::String(s)) => s.trim().trim_end_matches("ms").trim().parse().ok(),
-            _ => None,
-        };
+        let duration_ms = fields.get("duration").and_then(read_duration_ms);
         let warnings = match fields.get("warnings") {
             Some(Value::Array(items)) => items.iter().map(crate::text::scalar_text).collect(),
             Some(Value::String(s)) => vec![s.clone()],
