@@ -13,6 +13,8 @@
 //! those six ([`unprotect`]); spreadsheets hide the `'` themselves. Negative
 //! numbers (`-1`) are prefixed like any other such cell, as Kibana does.
 
+use std::borrow::Cow;
+
 use super::columns::{headers, Column};
 use super::rows::Row;
 
@@ -43,18 +45,19 @@ impl Default for CsvOptions {
 
 pub const BOM: &[u8] = b"\xEF\xBB\xBF";
 
-/// A cell as it goes into the file.
-pub fn protect(cell: &str, options: &CsvOptions) -> String {
+/// A cell as it goes into the file (borrowed when it needs no change,
+/// which is nearly always).
+pub fn protect<'a>(cell: &'a str, options: &CsvOptions) -> Cow<'a, str> {
     let mut text = match options.max_cell_chars {
         Some(max) if cell.chars().count() > max => {
             let kept: String = cell.chars().take(max).collect();
             let cut = cell.chars().count() - max;
-            format!("{kept}… [{cut} more characters cut]")
+            Cow::Owned(format!("{kept}… [{cut} more characters cut]"))
         }
-        _ => cell.to_string(),
+        _ => Cow::Borrowed(cell),
     };
     if options.formula_protection && text.starts_with(FORMULA_PREFIXES) {
-        text.insert(0, '\'');
+        text.to_mut().insert(0, '\'');
     }
     text
 }
@@ -107,40 +110,41 @@ impl CsvEncoder {
     /// rectangular whatever a caller passes.
     pub fn encode_page(&mut self, rows: &[Row]) -> Vec<u8> {
         let mut out = Vec::new();
+        if !self.started && self.options.bom {
+            out.extend_from_slice(BOM);
+        }
+        // One writer for the page: a writer per record cost an 8 KB buffer
+        // each.
+        let mut writer = csv::WriterBuilder::new()
+            .terminator(csv::Terminator::CRLF)
+            .quote_style(csv::QuoteStyle::Necessary)
+            .from_writer(out);
+        // Writing to a Vec cannot fail.
         if !self.started {
-            if self.options.bom {
-                out.extend_from_slice(BOM);
-            }
             self.started = true;
-            let header: Vec<String> = headers(&self.columns)
-                .into_iter()
-                .map(|h| protect(h, &self.options))
-                .collect();
-            write_record(&mut out, &header);
+            let header = headers(&self.columns);
+            let _ = writer.write_record(
+                header
+                    .iter()
+                    .map(|h| protect(h, &self.options).into_owned()),
+            );
         }
         let width = self.columns.len();
+        let blank = String::new();
         for row in rows {
-            let mut cells: Vec<String> = row
-                .iter()
-                .take(width)
-                .map(|c| protect(c, &self.options))
-                .collect();
-            cells.resize(width, String::new());
-            write_record(&mut out, &cells);
+            let cells = row.iter().chain(std::iter::repeat(&blank)).take(width);
+            let _ = writer.write_record(cells.map(|c| ProtectedCell(protect(c, &self.options))));
         }
-        out
+        writer.into_inner().unwrap_or_default()
     }
 }
 
-fn write_record(out: &mut Vec<u8>, cells: &[String]) {
-    let mut writer = csv::WriterBuilder::new()
-        .terminator(csv::Terminator::CRLF)
-        .quote_style(csv::QuoteStyle::Necessary)
-        .from_writer(Vec::new());
-    // Writing to a Vec cannot fail.
-    let _ = writer.write_record(cells);
-    if let Ok(bytes) = writer.into_inner() {
-        out.extend_from_slice(&bytes);
+/// A cell for the csv writer, which takes anything that is bytes.
+struct ProtectedCell<'a>(Cow<'a, str>);
+
+impl AsRef<[u8]> for ProtectedCell<'_> {
+    fn as_ref(&self) -> &[u8] {
+        self.0.as_bytes()
     }
 }
 

@@ -21,6 +21,7 @@
 
 pub mod columns;
 pub mod encode;
+pub mod page;
 pub mod plan;
 pub mod rows;
 

@@ -34,13 +34,16 @@ use serde_json::{json, Value};
 
 use super::columns::{id, Column};
 use super::encode::{CsvEncoder, CsvOptions};
-use super::rows::{audit_row, job_row, return_row, state_rows, JobRow, Row};
+use super::page::{last_sort_values, read_hits_page, Hit};
+use super::rows::{
+    audit_row, job_row, return_row, return_row_with, state_rows, JobRow, Row, StateTotals,
+};
 use super::ExportKind;
 use crate::config::AppConfig;
 use crate::engine::{
     msearch_body, split_msearch, EngineError, Product, ProductInfo, SearchRequest,
 };
-use crate::model::{HighstateSummary, ReturnData, ReturnDoc};
+use crate::model::{HighstateSummary, ReturnData, ReturnDoc, ReturnFields, StateTally};
 use crate::query::audit::{audit_searches, parse_audit, AuditCursor, AuditFilter};
 use crate::query::filter::{failed_clause, percent_encode, JobFilter, OutcomeFilter, TimeRange};
 use crate::query::jobs::{attach_details, attach_publish, job_details_searches, publish_searches};
@@ -48,14 +51,16 @@ use crate::query::jobs::{JobListPage, JobSummary};
 use crate::query::{hits, returns_filter, total_hits, FieldMap};
 use crate::text::scalar_text;
 
-/// Returns per page: without `_shard_doc` each page costs the engine a
-/// ranking of every match (the field sort), so pages are large — 5,000
-/// returns took 290-380 ms against 160-230 for 1,000 (OpenSearch 3.8, 1M
-/// returns), 2.7x the rows per second. State returns are larger documents
-/// (each gives ~7 rows) and each page's answer is a JS string until read:
-/// at 2,000 a page the tab's JS heap reached 65 MB, at 1,000 up to 73 MB
-/// once pages came fast, at 500 it stays near 30 MB.
-pub const DEFAULT_HITS_PAGE: usize = 5000;
+/// Returns per page. Each page costs the engine little beyond its bytes (a
+/// page of one: 6-7 ms, OpenSearch 3.8, 1M returns) but costs a round trip
+/// through nginx and the browser's network stack that only one page at a
+/// time can overlap (the next cursor comes from this page): 10,000 a page
+/// exported 1M returns in 10.2-11.1 s against 13.4-14.4 s at 5,000.
+/// 10,000 is also the most an engine gives by default (`MAX_PAGE`).
+/// State returns are larger documents (each gives ~7 rows): at 2,000 a
+/// page the tab's JS heap reached 65 MB when answers were JS strings, at
+/// 500 it stays near 30 MB.
+pub const DEFAULT_HITS_PAGE: usize = 10000;
 pub const DEFAULT_STATES_PAGE: usize = 500;
 pub const DEFAULT_JOBS_PAGE: usize = 100;
 /// The engines' default `index.max_result_window`: no page may be larger.
@@ -291,65 +296,16 @@ pub fn hits_sort(paging: Paging, fields: &FieldMap) -> Value {
     ])
 }
 
-/// One page of hits, read.
-#[derive(Clone, Debug, PartialEq)]
-pub struct HitsPage {
-    pub hits: Vec<Value>,
-    /// The last hit's sort values, when the page was full (more may follow);
-    /// `None` on the last page.
-    pub next: Option<Vec<Value>>,
-    /// The PIT id the engine answered with (it may renew it).
-    pub pit_id: Option<String>,
-    pub total: Option<u64>,
-}
+/// An engine's answer as it came: the body's bytes (a page of hits is
+/// read from them in place, see [`super::page`]), or the error its status
+/// or the network made of it (`EngineError::from_status`).
+pub type Answer = Result<Vec<u8>, EngineError>;
 
-/// Reads a page of hits. Failed shards or a timed-out search are errors,
-/// never a short page; so is an answer without hits.
-pub fn parse_hits_page(answer: &Value, page_size: usize) -> Result<HitsPage, EngineError> {
-    let url = "export page";
-    if let Some(e) = EngineError::from_shard_failures(url, answer) {
-        return Err(e);
-    }
-    if answer.get("timed_out") == Some(&Value::Bool(true)) {
-        return Err(EngineError::BadResponse {
-            url: url.into(),
-            detail: "the search timed out: its hits are incomplete".into(),
-        });
-    }
-    if answer
-        .pointer("/hits/hits")
-        .and_then(Value::as_array)
-        .is_none()
-    {
-        return Err(EngineError::BadResponse {
-            url: url.into(),
-            detail: "the answer has no hits.hits".into(),
-        });
-    }
-    let hits = hits(answer).to_vec();
-    let next = if hits.len() >= page_size {
-        let sort = hits
-            .last()
-            .and_then(|h| h.get("sort"))
-            .and_then(Value::as_array)
-            .cloned()
-            .ok_or_else(|| EngineError::BadResponse {
-                url: url.into(),
-                detail: "the last hit has no sort values to continue from".into(),
-            })?;
-        Some(sort)
-    } else {
-        None
-    };
-    Ok(HitsPage {
-        next,
-        pit_id: answer
-            .get("pit_id")
-            .and_then(Value::as_str)
-            .map(str::to_string),
-        total: total_hits(answer),
-        hits,
-    })
+/// A page's hits, read as the chosen columns need them.
+enum Hits {
+    /// State totals only: the returns export without the output column.
+    Tallied(Vec<Hit<ReturnFields<StateTally>>>),
+    Whole(Vec<Hit<ReturnFields<Value>>>),
 }
 
 /// Where the export stands.
@@ -605,6 +561,12 @@ impl ExportPlan {
         query
     }
 
+    /// Whether the next request is a page (not opening the PIT or a
+    /// lookup for the page just read).
+    pub fn awaits_page(&self) -> bool {
+        matches!(self.phase, Phase::Page)
+    }
+
     /// The next request to send; `None` once done.
     pub fn next_request(&self) -> Option<HttpRequest> {
         let s = &self.spec;
@@ -642,19 +604,35 @@ impl ExportPlan {
 
     /// The request for the page after the current cursor.
     pub fn hits_page_request(&self) -> HttpRequest {
+        self.hits_page_request_at(
+            &self.state.after,
+            self.state.pit_id.as_deref(),
+            self.state.total.is_none(),
+        )
+    }
+
+    fn hits_page_request_at(
+        &self,
+        after: &After,
+        pit_id: Option<&str>,
+        count: bool,
+    ) -> HttpRequest {
         let s = &self.spec;
         let paging = self.state.paging;
+        // The whole `_source`: filtering it makes the engine parse every
+        // document again (OpenSearch 3.8, 5,000 state returns: 180-290 ms a
+        // page with a field list against 43-60 ms without); the typed reader
+        // skips what no column needs.
         let mut body = json!({
             "size": self.page_size(),
             "query": self.hits_query(),
             "sort": hits_sort(paging, &s.fields),
-            "_source": ["@timestamp", "jid", "minion", "fun", "success", "retcode", "counts", "data"],
-            "track_total_hits": self.state.total.is_none(),
+            "track_total_hits": count,
         });
-        if let After::Sort(values) = &self.state.after {
+        if let After::Sort(values) = after {
             body["search_after"] = Value::Array(values.clone());
         }
-        let path = match (&self.state.pit_id, paging.is_pit()) {
+        let path = match (pit_id, paging.is_pit()) {
             (Some(id), true) => {
                 body["pit"] = json!({"id": id, "keep_alive": s.keep_alive});
                 "/_search".to_string()
@@ -666,6 +644,21 @@ impl ExportPlan {
             path,
             body: Body::Json(body),
         }
+    }
+
+    /// The page request that will follow `answer` (to the current page
+    /// request) if it is a full page: its cursor read off the end of the
+    /// bytes ([`last_sort_values`]), before the page is parsed. Sent at
+    /// once, the engine works on the next page while this one becomes CSV.
+    /// A guess: after [`Self::handle`], use the early answer only if
+    /// [`Self::next_request`] equals this request (else drop it).
+    pub fn request_after(&self, answer: &[u8]) -> Option<HttpRequest> {
+        let hits = matches!(self.spec.kind, ExportKind::Returns | ExportKind::States);
+        if !hits || !matches!(self.phase, Phase::Page) {
+            return None;
+        }
+        let after = After::Sort(last_sort_values(answer)?);
+        Some(self.hits_page_request_at(&after, self.state.pit_id.as_deref(), false))
     }
 
     pub fn jobs_page_request(&self) -> HttpRequest {
@@ -754,7 +747,24 @@ impl ExportPlan {
     /// to append to the file (possibly none). On an error the state stays
     /// where it was: send [`Self::next_request`] again to retry, or keep
     /// [`Self::state`] to resume later.
-    pub fn handle(&mut self, answer: Result<Value, EngineError>) -> Result<Vec<u8>, EngineError> {
+    pub fn handle(&mut self, answer: Answer) -> Result<Vec<u8>, EngineError> {
+        let hits_page = matches!(self.phase, Phase::Page)
+            && matches!(self.spec.kind, ExportKind::Returns | ExportKind::States);
+        if hits_page {
+            // Read in place from the bytes (see `page`).
+            self.phase = Phase::Done;
+            let result = self.handle_hits_page(answer);
+            if matches!(self.phase, Phase::Done) && !self.state.done {
+                self.phase = Phase::Page;
+            }
+            return result;
+        }
+        let answer = answer.and_then(|bytes| {
+            serde_json::from_slice::<Value>(&bytes).map_err(|e| EngineError::BadResponse {
+                url: "export page".into(),
+                detail: format!("not JSON ({e})"),
+            })
+        });
         match std::mem::replace(&mut self.phase, Phase::Done) {
             Phase::Done => {
                 self.phase = Phase::Done;
@@ -782,8 +792,7 @@ impl ExportPlan {
             Phase::Page => {
                 let result = match self.spec.kind {
                     ExportKind::Jobs => self.handle_jobs_page(answer),
-                    ExportKind::Audit => self.handle_audit_page(answer),
-                    _ => self.handle_hits_page(answer),
+                    _ => self.handle_audit_page(answer),
                 };
                 if matches!(self.phase, Phase::Done) && !self.state.done {
                     self.phase = Phase::Page;
@@ -839,12 +848,22 @@ impl ExportPlan {
         }
     }
 
-    fn handle_hits_page(
-        &mut self,
-        answer: Result<Value, EngineError>,
-    ) -> Result<Vec<u8>, EngineError> {
-        let page = match answer.and_then(|a| parse_hits_page(&a, self.page_size())) {
-            Ok(p) => p,
+    fn handle_hits_page(&mut self, answer: Answer) -> Result<Vec<u8>, EngineError> {
+        // The returns export without the output column needs only each
+        // return's state totals: tallied from the bytes, no states built.
+        let tally = self.spec.kind == ExportKind::Returns && !self.wants(id::OUTPUT);
+        let size = self.page_size();
+        let read = answer.and_then(|bytes| {
+            if tally {
+                read_hits_page::<ReturnFields<StateTally>>(&bytes, size)
+                    .map(|(i, h)| (i, Hits::Tallied(h)))
+            } else {
+                read_hits_page::<ReturnFields<Value>>(&bytes, size)
+                    .map(|(i, h)| (i, Hits::Whole(h)))
+            }
+        });
+        let (page, hits) = match read {
+            Ok(read) => read,
             Err(e) if pit_expired(&e) && self.state.paging.shard_doc() => {
                 // `_shard_doc` values belong to the expired PIT's segments: a
                 // new PIT cannot continue exactly from them.
@@ -881,12 +900,36 @@ impl ExportPlan {
         if self.state.total.is_none() {
             self.state.total = page.total;
         }
-        let docs: Vec<ReturnDoc> = page.hits.iter().map(ReturnDoc::from_hit).collect();
-        let looked_at = docs.len() as u64;
         let (next, last) = match page.next {
             Some(v) => (After::Sort(v), false),
             None => (self.state.after.clone(), true),
         };
+        let columns = &self.spec.columns;
+        let docs: Vec<ReturnDoc> = match hits {
+            Hits::Tallied(hits) => {
+                let looked_at = hits.len() as u64;
+                let rows: Vec<Row> = hits
+                    .into_iter()
+                    .map(|h| {
+                        let fields = h.source.unwrap_or_default();
+                        let (doc, tally) = ReturnDoc::from_fields(h.index, h.id, fields);
+                        let summary = tally.and_then(|t| t.0);
+                        return_row_with(&doc, StateTotals::from_parts(doc.counts, summary), columns)
+                    })
+                    .collect();
+                return Ok(self.commit(&rows, looked_at, next, last));
+            }
+            Hits::Whole(hits) => hits
+                .into_iter()
+                .map(|h| {
+                    let fields = h.source.unwrap_or_default();
+                    let (mut doc, data) = ReturnDoc::from_fields(h.index, h.id, fields);
+                    doc.data = ReturnData::read(&doc.fun, data.as_ref(), &mut doc.notes);
+                    doc
+                })
+                .collect(),
+        };
+        let looked_at = docs.len() as u64;
         if self.spec.kind == ExportKind::States && self.wants(id::USER) && !docs.is_empty() {
             let mut jids: Vec<String> = Vec::new();
             for d in &docs {
@@ -906,12 +949,9 @@ impl ExportPlan {
         let rows: Vec<Row> = match self.spec.kind {
             ExportKind::States => docs
                 .iter()
-                .flat_map(|d| state_rows(d, None, &self.spec.columns))
+                .flat_map(|d| state_rows(d, None, columns))
                 .collect(),
-            _ => docs
-                .iter()
-                .map(|d| return_row(d, &self.spec.columns))
-                .collect(),
+            _ => docs.iter().map(|d| return_row(d, columns)).collect(),
         };
         Ok(self.commit(&rows, looked_at, next, last))
     }
@@ -1200,6 +1240,11 @@ mod tests {
         a
     }
 
+    /// An answer as the engine sends it: bytes.
+    fn ok(answer: Value) -> Answer {
+        Ok(serde_json::to_vec(&answer).unwrap())
+    }
+
     fn body(req: &HttpRequest) -> Value {
         match &req.body {
             Body::Json(v) => v.clone(),
@@ -1373,7 +1418,7 @@ mod tests {
         );
         assert!(b["query"].to_string().contains("salt-master-job-cache"));
         let mut file = plan
-            .handle(Ok(page(
+            .handle(ok(page(
                 vec![hit("3", "a", 3000, None), hit("3", "b", 2000, None)],
                 3,
                 None,
@@ -1388,7 +1433,7 @@ mod tests {
         );
         assert_eq!(second["track_total_hits"], false, "the total is asked once");
         file.extend(
-            plan.handle(Ok(page(vec![hit("2", "a", 1000, None)], 3, None)))
+            plan.handle(ok(page(vec![hit("2", "a", 1000, None)], 3, None)))
                 .unwrap(),
         );
         assert!(plan.is_done());
@@ -1420,7 +1465,7 @@ mod tests {
             plan.next_request().unwrap().path,
             "/salt-*/_pit?keep_alive=2m"
         );
-        plan.handle(Ok(json!({"id": "pit-1"}))).unwrap();
+        plan.handle(ok(json!({"id": "pit-1"}))).unwrap();
         let req = plan.next_request().unwrap();
         assert_eq!(req.path, "/_search", "a PIT search names no index");
         let b = body(&req);
@@ -1436,7 +1481,7 @@ mod tests {
             .to_string()
             .contains(r#""terms":{"fun.keyword":["state.apply""#));
         let bytes = plan
-            .handle(Ok(page(vec![hit("9", "m", 5, Some(77))], 1, Some("pit-2"))))
+            .handle(ok(page(vec![hit("9", "m", 5, Some(77))], 1, Some("pit-2"))))
             .unwrap();
         assert_eq!(
             plan.state().pit_id.as_deref(),
@@ -1452,7 +1497,7 @@ mod tests {
             b["search_after"],
             json!([5, "9", "m", "salt-state_apply-v1", 77])
         );
-        plan.handle(Ok(page(vec![], 1, Some("pit-2")))).unwrap();
+        plan.handle(ok(page(vec![], 1, Some("pit-2")))).unwrap();
         assert!(plan.is_done());
         let close = plan.close_request().unwrap();
         assert_eq!(
@@ -1460,6 +1505,111 @@ mod tests {
             (Method::Delete, "/_pit")
         );
         assert_eq!(body(&close), json!({"id": "pit-2"}));
+    }
+
+    #[test]
+    fn the_next_page_is_requested_from_the_end_of_the_bytes_and_the_guess_is_checked() {
+        let os = product(Product::OpenSearch, (3, 8, 0));
+        let mut plan = ExportPlan::new(spec(ExportKind::Returns, os.clone(), 2)).unwrap();
+        assert_eq!(
+            plan.request_after(b"{}"),
+            None,
+            "no guess while opening the PIT"
+        );
+        plan.handle(ok(json!({"pit_id": "p1"}))).unwrap();
+        let full = serde_json::to_vec(&page(
+            vec![hit("2", "a", 20, Some(4)), hit("1", "b", 10, Some(7))],
+            3,
+            Some("p1"),
+        ))
+        .unwrap();
+        let early = plan
+            .request_after(&full)
+            .expect("a full page's next request");
+        plan.handle(Ok(full)).unwrap();
+        assert_eq!(plan.next_request(), Some(early), "the guess held");
+        assert_eq!(
+            body(&plan.next_request().unwrap())["search_after"],
+            json!([10, "1", "b", "salt-state_apply-v1", 7])
+        );
+        // A renewed PIT id makes the guess wrong: the plan's request wins.
+        let renewed = serde_json::to_vec(&page(
+            vec![hit("0", "c", 5, Some(1)), hit("0", "d", 5, Some(2))],
+            3,
+            Some("p2"),
+        ))
+        .unwrap();
+        let early = plan.request_after(&renewed).unwrap();
+        plan.handle(Ok(renewed)).unwrap();
+        assert_ne!(plan.next_request(), Some(early));
+        // The last page: a guess, but no next request to match it.
+        let last =
+            serde_json::to_vec(&page(vec![hit("0", "e", 1, Some(3))], 3, Some("p2"))).unwrap();
+        assert!(plan.request_after(&last).is_some());
+        plan.handle(Ok(last)).unwrap();
+        assert!(plan.is_done() && plan.next_request().is_none());
+
+        // States with the user column: the guess outlives the publish lookup.
+        let mut plan = ExportPlan::new(spec(ExportKind::States, os, 1)).unwrap();
+        plan.handle(ok(json!({"pit_id": "p1"}))).unwrap();
+        let full =
+            serde_json::to_vec(&page(vec![hit("2", "a", 20, Some(4))], 3, Some("p1"))).unwrap();
+        let early = plan.request_after(&full).unwrap();
+        plan.handle(Ok(full)).unwrap();
+        assert!(
+            plan.request_after(b"{\"sort\":[1]}").is_none(),
+            "no guess for a lookup"
+        );
+        assert_ne!(
+            plan.next_request().as_ref(),
+            Some(&early),
+            "the publish lookup first"
+        );
+        plan.handle(ok(
+            json!({"responses": [{"hits": {"hits": []}}, {"hits": {"hits": []}}]}),
+        ))
+        .unwrap();
+        assert_eq!(plan.next_request(), Some(early));
+    }
+
+    #[test]
+    fn returns_rows_from_tallied_states_equal_the_models() {
+        let product = product(Product::OpenSearch, (3, 8, 0));
+        let mut hits: Vec<Value> = (0..6)
+            .map(|i| hit(&i.to_string(), "m", i, Some(i)))
+            .collect();
+        hits[1]["_source"]["data"] = json!("plain text");
+        hits[2]["_source"]["data"]["x_|-y_|-z_|-w"] =
+            json!({"result": false, "changes": {"_orig_key": 1}});
+        hits[3]["_source"]["counts"] = json!({"succeeded": 5, "failed": 1});
+        hits[4]["_source"].as_object_mut().unwrap().remove("data");
+        hits[5]["_source"]["data"] = json!({"return": ["Rendering SLS 'x' failed"]});
+        let answer = page(hits, 6, Some("p"));
+        let rows = |with_output: bool| {
+            let mut plan =
+                ExportPlan::new(spec(ExportKind::Returns, product.clone(), 100)).unwrap();
+            let mut columns = ExportKind::Returns.columns().to_vec();
+            if !with_output {
+                columns.retain(|c| c.id != id::OUTPUT);
+            }
+            plan.spec.columns = columns;
+            plan.encoder = CsvEncoder::new(plan.spec.columns.clone(), plan.spec.csv);
+            plan.handle(ok(json!({"pit_id": "p"}))).unwrap();
+            read_csv(&plan.handle(ok(answer.clone())).unwrap())
+        };
+        let (tallied, whole) = (rows(false), rows(true));
+        assert_eq!(tallied.len(), 7);
+        let output = whole[0].iter().position(|h| h == "Output").unwrap();
+        for (t, w) in tallied.iter().zip(&whole) {
+            let mut w = w.clone();
+            w.remove(output);
+            assert_eq!(t, &w);
+        }
+        let failed = tallied[0]
+            .iter()
+            .position(|h| h == "States failed")
+            .unwrap();
+        assert_eq!(tallied[3][failed], "1", "{:?}", tallied[3]);
     }
 
     #[test]
@@ -1475,7 +1625,7 @@ mod tests {
             .unwrap()
             .path
             .starts_with("/salt-*/_search/point_in_time?"));
-        plan.handle(Ok(
+        plan.handle(ok(
             json!({"pit_id": "os-1", "_shards": {"total": 1, "successful": 1, "failed": 0}}),
         ))
         .unwrap();
@@ -1486,7 +1636,7 @@ mod tests {
             4,
             "no _shard_doc before 3.3"
         );
-        plan.handle(Ok(page(vec![hit("1", "m", 1, None)], 1, None)))
+        plan.handle(ok(page(vec![hit("1", "m", 1, None)], 1, None)))
             .unwrap();
         assert!(plan.is_done());
         assert_eq!(
@@ -1503,15 +1653,15 @@ mod tests {
             1,
         );
         let mut plan = ExportPlan::new(s.clone()).unwrap();
-        plan.handle(Ok(json!({"id": "p"}))).unwrap();
+        plan.handle(ok(json!({"id": "p"}))).unwrap();
         let mut file = plan
-            .handle(Ok(page(vec![hit("2", "m", 20, Some(1))], 2, None)))
+            .handle(ok(page(vec![hit("2", "m", 20, Some(1))], 2, None)))
             .unwrap();
         let before = plan.state().clone();
         let failed_shards = json!({"_shards": {"total": 2, "successful": 1, "failed": 1,
             "failures": [{"reason": {"type": "node_disconnected_exception", "reason": "gone"}}]}, "hits": {"hits": []}});
         assert!(
-            plan.handle(Ok(failed_shards)).is_err(),
+            plan.handle(ok(failed_shards)).is_err(),
             "a partial page is an error"
         );
         assert!(plan
@@ -1545,7 +1695,7 @@ mod tests {
             .unwrap()
             .path
             .ends_with("_pit?keep_alive=2m"));
-        resumed.handle(Ok(json!({"id": "q"}))).unwrap();
+        resumed.handle(ok(json!({"id": "q"}))).unwrap();
         let b = body(&resumed.next_request().unwrap());
         assert_eq!(b["pit"]["id"], "q");
         assert_eq!(
@@ -1554,7 +1704,7 @@ mod tests {
         );
         file.extend(
             resumed
-                .handle(Ok(page(vec![hit("1", "m", 10, Some(2))], 2, None)))
+                .handle(ok(page(vec![hit("1", "m", 10, Some(2))], 2, None)))
                 .unwrap(),
         );
         let back = read_csv(&file);
@@ -1575,7 +1725,7 @@ mod tests {
             1,
         ))
         .unwrap();
-        plan.handle(Ok(json!({"pit_id": "p"}))).unwrap();
+        plan.handle(ok(json!({"pit_id": "p"}))).unwrap();
         let gone = EngineError::from_status(
             "/_search",
             404,
@@ -1594,7 +1744,7 @@ mod tests {
             5,
         ))
         .unwrap();
-        plan.handle(Ok(page(vec![hit("1", "m", 1, None)], 3, None)))
+        plan.handle(ok(page(vec![hit("1", "m", 1, None)], 3, None)))
             .unwrap();
         assert!(plan.is_done());
         assert_eq!(plan.shortfall(), Some(2));
@@ -1608,7 +1758,7 @@ mod tests {
             5,
         ))
         .unwrap();
-        plan.handle(Ok(page(
+        plan.handle(ok(page(
             vec![
                 hit("7", "a", 2, None),
                 hit("7", "b", 1, None),
@@ -1635,7 +1785,7 @@ mod tests {
             {"hits": {"hits": [{"_source": {"tag": "salt/job/7/new", "data": {"user": "sudo_alice", "fun": "state.apply"}}}]}},
             {"error": {"type": "index_not_found_exception", "reason": "no such index"}, "status": 404}
         ]});
-        let rows = read_csv(&plan.handle(Ok(answer)).unwrap());
+        let rows = read_csv(&plan.handle(ok(answer)).unwrap());
         assert_eq!(rows.len(), 1 + 6);
         assert_eq!(rows[1][4], "sudo_alice");
         assert_eq!(rows[5][4], "", "no publish data for job 6");
@@ -1679,7 +1829,7 @@ mod tests {
         let first = json!({"_shards": {"failed": 0}, "aggregations": {
             "jobs": {"after_key": {"jid": "8"}, "buckets": [bucket("9", 0), bucket("8", 1)]},
             "job_count": {"value": 3}}});
-        assert_eq!(plan.handle(Ok(first)).unwrap(), b"");
+        assert_eq!(plan.handle(ok(first)).unwrap(), b"");
         assert_eq!(plan.state().total, Some(3));
         assert!(plan.state().total_is_estimate);
         let details = plan.next_request().unwrap();
@@ -1713,7 +1863,7 @@ mod tests {
             {"hits": {"hits": []}},
             {"hits": {"total": {"value": 2}, "hits": [hit("9", "a", 1, None), hit("9", "b", 2, None)]}}
         ]});
-        let rows = read_csv(&plan.handle(Ok(answer)).unwrap());
+        let rows = read_csv(&plan.handle(ok(answer)).unwrap());
         assert_eq!(
             rows[1],
             [
@@ -1741,7 +1891,7 @@ mod tests {
         assert_eq!(b["aggs"]["jobs"]["composite"]["after"], json!({"jid": "8"}));
         assert!(b["aggs"].get("job_count").is_none());
         let rest = plan
-            .handle(Ok(
+            .handle(ok(
                 json!({"aggregations": {"jobs": {"buckets": [bucket("7", 1)]}}}),
             ))
             .unwrap();
@@ -1767,7 +1917,7 @@ mod tests {
                             "sort": [1000 - i as i64, format!("salt/job/{i}/new")]}))
             .collect();
         let answer = json!({"responses": [{"hits": {"total": {"value": 101}, "hits": hits}}, {"hits": {"hits": []}}]});
-        let rows = read_csv(&plan.handle(Ok(answer)).unwrap());
+        let rows = read_csv(&plan.handle(ok(answer)).unwrap());
         assert_eq!(rows.len(), 101);
         assert_eq!(
             rows[1][5], "'=cmd|' /C calc'!A0",
@@ -1784,7 +1934,7 @@ mod tests {
         let last = json!({"responses": [{"hits": {"total": {"value": 101}, "hits": [
             {"_source": {"tag": "salt/run/5/new", "data": {"fun": "runner.jobs.list_jobs", "user": "root"}}, "sort": [1, "salt/run/5/new"]}]}},
             {"hits": {"hits": []}}]});
-        plan.handle(Ok(last)).unwrap();
+        plan.handle(ok(last)).unwrap();
         assert!(plan.is_done());
         assert_eq!(plan.state().rows_written, 101);
         assert_eq!(plan.shortfall(), None);

@@ -59,7 +59,16 @@ impl StateTotals {
             ReturnData::States(states) => Some(HighstateSummary::of(&states.runs)),
             _ => None,
         };
-        let (succeeded, failed) = match (doc.counts, summary) {
+        StateTotals::from_parts(doc.counts, summary)
+    }
+
+    /// From the returner's `counts` (succeeded, failed) and the totals of
+    /// `data`'s states, either of which may be missing.
+    pub fn from_parts(
+        counts: Option<(u64, u64)>,
+        summary: Option<HighstateSummary>,
+    ) -> StateTotals {
+        let (succeeded, failed) = match (counts, summary) {
             (Some((s, f)), _) => (Some(s), Some(f)),
             (None, Some(s)) => (Some(s.succeeded), Some(s.failed)),
             (None, None) => (None, None),
@@ -141,7 +150,12 @@ fn success_cell(doc: &ReturnDoc) -> String {
 }
 
 pub fn return_row(doc: &ReturnDoc, columns: &[Column]) -> Row {
-    let totals = StateTotals::of(doc);
+    return_row_with(doc, StateTotals::of(doc), columns)
+}
+
+/// A return's row with its state totals already known (tallied from the
+/// bytes, see `StateTally`): `doc.data` is then only read for the output.
+pub fn return_row_with(doc: &ReturnDoc, totals: StateTotals, columns: &[Column]) -> Row {
     columns
         .iter()
         .map(|c| match c.id {
