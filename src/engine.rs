@@ -6,10 +6,12 @@ use saltscope_core::config::AppConfig;
 use saltscope_core::engine::{
     msearch_body, split_msearch, EngineError, ProductInfo, SearchRequest,
 };
-use saltscope_core::export::{HttpRequest, Method};
+use saltscope_core::export::HttpRequest;
 use saltscope_core::query::FieldMap;
 use serde_json::Value;
 use web_sys::{AbortController, AbortSignal, RequestCache};
+
+use crate::fetcher::InFlight;
 
 /// A connected engine: where it is, what it is, and how its fields are mapped.
 #[derive(Clone, Debug)]
@@ -97,28 +99,16 @@ impl Engine {
 }
 
 impl Engine {
-    /// Any request the core planned (the export's point-in-time open, pages
-    /// and close), with the same status and error handling as a search.
-    pub async fn request(
-        &self,
-        planned: &HttpRequest,
-        signal: Option<&AbortSignal>,
-    ) -> Result<Value, EngineError> {
-        let url = format!("{}{}", self.config.engine_url, planned.path);
-        let builder = match planned.method {
-            Method::Get => Request::get(&url),
-            Method::Post => Request::post(&url),
-            Method::Delete => Request::delete(&url),
-        };
-        let builder = with_defaults(builder).abort_signal(signal);
-        let request = match planned.body.content_type() {
-            Some(kind) => builder
-                .header("Content-Type", kind)
-                .body(planned.body.text())
-                .map_err(|e| unreachable(&url, e))?,
-            None => builder.build().map_err(|e| unreachable(&url, e))?,
-        };
-        send(&url, request.send()).await
+    /// Sends a request the core planned (the export's point-in-time open,
+    /// pages and close) from this thread, at once: see [`crate::fetcher`].
+    pub fn start(&self, planned: &HttpRequest) -> InFlight {
+        InFlight::on_main_thread(&self.url_of(planned), planned)
+    }
+
+    /// The absolute URL of a planned request (the worker resolves relative
+    /// URLs against its own script's).
+    pub fn url_of(&self, planned: &HttpRequest) -> String {
+        absolute(&format!("{}{}", self.config.engine_url, planned.path))
     }
 }
 
@@ -161,7 +151,7 @@ fn unreachable(url: &str, error: gloo_net::Error) -> EngineError {
 }
 
 /// URLs in messages are shown absolute, so `/es/_msearch` says which host.
-fn absolute(url: &str) -> String {
+pub(crate) fn absolute(url: &str) -> String {
     if url.starts_with('/') {
         let origin = web_sys::window()
             .and_then(|w| w.location().origin().ok())

@@ -9,6 +9,8 @@ mod api;
 #[cfg(target_arch = "wasm32")]
 mod engine;
 #[cfg(target_arch = "wasm32")]
+mod fetcher;
+#[cfg(target_arch = "wasm32")]
 mod ui;
 
 /// Now, in epoch milliseconds, for relative time ranges.
