@@ -72,6 +72,7 @@ compute_csp() {
   fi
   local csp="default-src 'self'"
   csp+="; script-src 'self' 'wasm-unsafe-eval'${script_hashes:+ $script_hashes}"
+  csp+="; worker-src 'self'"
   csp+="; style-src 'self' 'unsafe-inline'"
   csp+="; img-src 'self' data:"
   csp+="; font-src 'self'"
