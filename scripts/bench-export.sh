@@ -25,10 +25,12 @@ NGINX_PORT=$PORT ENGINE_URL=$ES_URL scripts/nginx.sh restart >&2
 trap 'NGINX_PORT=$PORT scripts/nginx.sh stop >&2' EXIT
 
 read_kv() { sed -n "s/.*$1=\([0-9.]*\).*/\1/p"; }
+profiles=()
 printf '%-10s %12s %12s %12s %12s %8s\n' returns browser_rows browser_r/s python_rows python_r/s ratio
 for p in saltbench100k:100k saltgen:1M; do
   prefix=${p%%:*} label=${p#*:}
-  out=$(BASE_URL=http://127.0.0.1:$PORT PREFIX=$prefix node scripts/bench/browser_export.mjs)
+  out=$(BASE_URL=http://127.0.0.1:$PORT PREFIX=$prefix node scripts/bench/browser_export.mjs 2>&1)
+  profiles+=("$label: $(sed -n 's/^browser ([^)]*): //p' <<<"$out")")
   brows=$(read_kv rows <<<"$out"); bsecs=$(read_kv seconds <<<"$out")
   tmp=$(mktemp)
   out=$("$PY" scripts/bench/scan_export.py --es "$ES_URL" --index "$prefix-*" --out "$tmp")
@@ -36,4 +38,20 @@ for p in saltbench100k:100k saltgen:1M; do
   prows=$(read_kv rows <<<"$out"); psecs=$(read_kv seconds <<<"$out")
   awk -v l="$label" -v br="$brows" -v bs="$bsecs" -v pr="$prows" -v ps="$psecs" 'BEGIN {
     printf "%-10s %12d %12.0f %12d %12.0f %7.2fx\n", l, br, br / bs, pr, pr / ps, (br / bs) / (pr / ps) }'
+done
+
+# What bounds it: where the tab's time went (measured by the app itself),
+# then one page of each kind read natively, JSON apart from CSV.
+echo
+echo "where the browser's time went:"
+printf '  %s\n' "${profiles[@]}"
+echo
+echo "one page of 5,000 returns, natively (core/examples/export_profile.rs):"
+cargo build -q --release -p saltscope-core --example export_profile
+for index in saltgen-state_apply-v1 saltgen-cmd_run-v1; do
+  page=$(mktemp)
+  curl -sf -XPOST "$ES_URL/$index/_search" -H 'Content-Type: application/json' \
+    -d '{"size":5000,"sort":["_doc"]}' -o "$page"
+  target/release/examples/export_profile "$page" | sed 's/^/  /; s|^  /tmp/[^:]*:|  '"$index"':|'
+  rm -f "$page"
 done
