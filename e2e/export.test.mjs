@@ -1,6 +1,8 @@
 // CSV export in the browser against the real engine and the data real Salt
 // wrote: the file is downloaded, parsed back with an RFC 4180 parser and
-// compared cell by cell with the engine's documents; formula protection on
+// compared cell by cell (every default column of the states export: time,
+// user from the publish data, run order, state function, name, SLS, result,
+// changed, comment, duration) with the engine's documents; formula protection on
 // and off.
 import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
@@ -12,6 +14,7 @@ import { openBrowser, url } from './harness.mjs';
 const ES_URL = (process.env.ES_URL || 'http://127.0.0.1:9250').replace(/\/+$/, '');
 let b;
 let returns;
+const users = new Map();
 before(async () => {
   const body = {
     size: 10000,
@@ -21,6 +24,21 @@ before(async () => {
     method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify(body),
   });
   returns = (await r.json()).hits.hits.map((h) => h._source);
+  // Who ran each job, as the export must find it: the publish event, else
+  // the job cache's load.
+  const search = async (index, query) => {
+    const a = await fetch(`${ES_URL}/${index}/_search?ignore_unavailable=true`, {
+      method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ size: 10000, query }),
+    });
+    return (await a.json()).hits?.hits?.map((h) => h._source) || [];
+  };
+  for (const j of await search('salt-master-job-cache*', { match_all: {} })) {
+    if (j.jid && j.load?.user) users.set(String(j.jid), j.load.user);
+  }
+  for (const e of await search('salt-master-event-cache*', { match_all: {} })) {
+    const m = /^salt\/job\/(\d+)\/new$/.exec(e.tag || '');
+    if (m && e.data?.user) users.set(m[1], e.data.user);
+  }
   b = await openBrowser();
 });
 after(async () => { await b?.close(); });
@@ -69,21 +87,46 @@ async function exportCsv(page, { kind, protect = true, bom = false, columns = []
   return { name: download.suggestedFilename(), bytes: fs.readFileSync(file) };
 }
 
+// The export's own readings of a document, written again from the
+// returner's description: ISO 8601 UTC to the millisecond, Salt's state key
+// `[n_|-]module_|-id_|-name_|-function`, durations without float noise.
+function isoMillis(ts) {
+  const m = /^(\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d)(?:\.(\d+))?(?:Z|\+00:00)$/.exec(ts || '');
+  if (m) return `${m[1]}.${(m[2] || '').padEnd(3, '0').slice(0, 3)}Z`;
+  return ts ? new Date(ts).toISOString() : '';
+}
+function keyParts(key) {
+  let parts = key.split('_|-');
+  if (parts.length > 4 && /^\d+$/.test(parts[0])) parts = parts.slice(1);
+  return { module: parts[0], id: parts[1], name: parts.slice(2, -1).join('_|-'), fun: parts[parts.length - 1] };
+}
+const msNumber = (x) => (typeof x === 'number'
+  ? (Math.round(x * 1000) / 1000).toFixed(3).replace(/0+$/, '').replace(/\.$/, '')
+  : '');
+
+const STATE_HEADERS = ['Time (UTC)', 'JID', 'Minion', 'Function', 'User', 'Run order', 'State ID', 'State function',
+  'Name', 'SLS', 'Result', 'Changed', 'Comment', 'Duration (ms)'];
+
+/** Every default column of every state row, as the engine's documents say. */
 function expectedStateRows(docs) {
   const rows = [];
   for (const d of docs) {
     const data = d.data && typeof d.data === 'object' && !Array.isArray(d.data) ? d.data : null;
     if (!data) continue;
-    const runs = Object.values(data).filter((v) => v && typeof v === 'object' && 'result' in v)
-      .sort((a, c) => a.__run_num__ - c.__run_num__);
+    const job = [isoMillis(d['@timestamp']), d.jid, d.minion, d.fun, users.get(String(d.jid)) || ''];
+    const runs = Object.entries(data).filter(([, v]) => v && typeof v === 'object' && 'result' in v)
+      .sort(([, a], [, c]) => a.__run_num__ - c.__run_num__);
     const changed = (ch) => ch && typeof ch === 'object' && Object.keys(ch).some((k) => k !== '_orig_key');
     if (runs.length === 0 && Array.isArray(data.return)) {
-      rows.push([d.jid, d.minion, '', 'False', data.return.join('\n')].join('\u0001'));
+      rows.push([...job, '', '', '', '', '', 'False', '', data.return.join('\n'), ''].join('\u0001'));
       continue;
     }
-    for (const r of runs) {
+    for (const [key, r] of runs) {
+      const k = keyParts(key);
       const comment = Array.isArray(r.comment) ? r.comment.join('\n') : String(r.comment ?? '');
-      rows.push([d.jid, d.minion, r.__id__, r.result === true ? 'True' : r.result === false ? 'False' : 'None', comment, changed(r.changes) ? 'yes' : 'no'].join('\u0001'));
+      rows.push([...job, String(r.__run_num__ ?? ''), r.__id__ ?? k.id, r._func ?? `${k.module}.${k.fun}`,
+        r.name ?? k.name, r.__sls__ ?? '', r.result === true ? 'True' : r.result === false ? 'False' : 'None',
+        changed(r.changes) ? 'yes' : 'no', comment, msNumber(r.duration)].join('\u0001'));
     }
   }
   return rows;
@@ -98,15 +141,13 @@ test('a states export parses back to exactly the states of the engine\'s documen
   assert.match(name, /^saltscope-states-\d{4}-\d\d-\d\d_\d{4}-\d\d-\d\d\.csv$/);
   const rows = parseCsv(bytes.toString('utf8'));
   const header = rows.shift();
-  const col = (h) => { const i = header.indexOf(h); assert.ok(i >= 0, `column ${h} in ${header}`); return i; };
-  const [jid, minion, id, result, comment, changed] = ['JID', 'Minion', 'State ID', 'Result', 'Comment', 'Changed'].map(col);
+  assert.deepEqual(header, STATE_HEADERS, 'the default columns, in order');
   for (const r of rows) assert.equal(r.length, header.length, `row width: ${r.slice(0, 3)}`);
-  const got = rows.map((r) => {
-    const base = [r[jid], r[minion], r[id], r[result], unprotect(r[comment])];
-    return (r[id] === '' ? base : [...base, r[changed]]).join('\u0001');
-  });
+  // every cell of every row
+  const got = rows.map((r) => r.map(unprotect).join('\u0001'));
   const want = expectedStateRows(returns.filter((d) => d.fun === 'state.apply'));
   assert.ok(want.length > 100, `${want.length} states`);
+  assert.ok(got.some((g) => g.split('\u0001')[4] !== ''), 'users come from the publish data');
   assert.deepEqual([...got].sort(), [...want].sort());
   // a comment with a newline and quotes survived, and markup stayed text
   assert.ok(got.some((g) => g.includes('<script>')), 'the XSS comment is in the file as text');
