@@ -142,12 +142,7 @@ async fn send(
 }
 
 fn unreachable(url: &str, error: gloo_net::Error) -> EngineError {
-    EngineError::Unreachable {
-        url: url.to_string(),
-        detail: format!(
-            "{error} (is the engine running, and does it allow this origin through CORS?)"
-        ),
-    }
+    crate::fetcher::unreachable(url, &error.to_string())
 }
 
 /// URLs in messages are shown absolute, so `/es/_msearch` says which host.

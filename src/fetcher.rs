@@ -263,7 +263,8 @@ fn get(object: &JsValue, key: &str) -> JsValue {
     Reflect::get(object, &key.into()).unwrap_or(JsValue::UNDEFINED)
 }
 
-fn unreachable(url: &str, detail: &str) -> EngineError {
+/// The engine could not be reached (or would not answer this origin).
+pub(crate) fn unreachable(url: &str, detail: &str) -> EngineError {
     EngineError::Unreachable {
         url: url.to_string(),
         detail: format!(

@@ -6,8 +6,9 @@
 //!   cargo run --release -p saltscope-core --example export_profile -- page.json
 use std::time::Instant;
 
+use saltscope_core::export::columns::Column;
 use saltscope_core::export::page::read_hits_page;
-use saltscope_core::export::rows::{return_row, return_row_with, Row, StateTotals};
+use saltscope_core::export::rows::{return_row, tallied_return_row, Row};
 use saltscope_core::export::{CsvEncoder, CsvOptions, ExportKind};
 use saltscope_core::model::{ReturnData, ReturnDoc, ReturnFields, StateTally};
 use serde_json::Value;
@@ -23,6 +24,14 @@ fn time<T>(f: impl Fn() -> T) -> (f64, T) {
     (t0.elapsed().as_secs_f64() * 1000.0 / f64::from(ROUNDS), out)
 }
 
+/// What the returns export does with a page (the plan's own row builder).
+fn tallied_rows(bytes: &[u8], columns: &[Column]) -> Vec<Row> {
+    let (_, hits) = read_hits_page::<ReturnFields<StateTally>>(bytes, usize::MAX).unwrap();
+    hits.into_iter()
+        .map(|h| tallied_return_row(h, columns))
+        .collect()
+}
+
 fn main() {
     let path = std::env::args()
         .nth(1)
@@ -32,19 +41,7 @@ fn main() {
     if std::env::args().nth(2).as_deref() == Some("--returns-only") {
         // For `perf record`: only what the returns export does.
         for _ in 0..100 {
-            let (_, hits) = read_hits_page::<ReturnFields<StateTally>>(&bytes, usize::MAX).unwrap();
-            let rows: Vec<Row> = hits
-                .into_iter()
-                .map(|h| {
-                    let (doc, t) =
-                        ReturnDoc::from_fields(h.index, h.id, h.source.unwrap_or_default());
-                    return_row_with(
-                        &doc,
-                        StateTotals::from_parts(doc.counts, t.and_then(|t| t.0)),
-                        &columns,
-                    )
-                })
-                .collect();
+            let rows = tallied_rows(&bytes, &columns);
             std::hint::black_box(
                 CsvEncoder::new(columns.clone(), CsvOptions::default()).encode_page(&rows),
             );
@@ -73,16 +70,7 @@ fn main() {
             })
             .collect::<Vec<Row>>()
     });
-    let (tally, rows) = time(|| {
-        let (_, hits) = read_hits_page::<ReturnFields<StateTally>>(&bytes, usize::MAX).unwrap();
-        hits.into_iter()
-            .map(|h| {
-                let (doc, t) = ReturnDoc::from_fields(h.index, h.id, h.source.unwrap_or_default());
-                let totals = StateTotals::from_parts(doc.counts, t.and_then(|t| t.0));
-                return_row_with(&doc, totals, &columns)
-            })
-            .collect::<Vec<Row>>()
-    });
+    let (tally, rows) = time(|| tallied_rows(&bytes, &columns));
     let (csv, out) =
         time(|| CsvEncoder::new(columns.clone(), CsvOptions::default()).encode_page(&rows));
 

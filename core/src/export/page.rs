@@ -19,6 +19,7 @@ use serde_json::value::RawValue;
 use serde_json::{json, Value};
 
 use crate::engine::EngineError;
+use crate::query::total_value;
 
 const URL: &str = "export page";
 
@@ -112,11 +113,7 @@ pub fn read_hits_page<S: DeserializeOwned>(
     } else {
         None
     };
-    let total = match total {
-        Some(Value::Number(n)) => n.as_u64(),
-        Some(t) => t.get("value").and_then(Value::as_u64),
-        None => None,
-    };
+    let total = total.as_ref().and_then(total_value);
     let info = PageInfo {
         next,
         pit_id: answer.pit_id,

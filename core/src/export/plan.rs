@@ -35,9 +35,7 @@ use serde_json::{json, Value};
 use super::columns::{id, Column};
 use super::encode::{CsvEncoder, CsvOptions};
 use super::page::{last_sort_values, read_hits_page, Hit};
-use super::rows::{
-    audit_row, job_row, return_row, return_row_with, state_rows, JobRow, Row, StateTotals,
-};
+use super::rows::{audit_row, job_row, return_row, state_rows, tallied_return_row, JobRow, Row};
 use super::ExportKind;
 use crate::config::AppConfig;
 use crate::engine::{
@@ -748,29 +746,12 @@ impl ExportPlan {
     /// where it was: send [`Self::next_request`] again to retry, or keep
     /// [`Self::state`] to resume later.
     pub fn handle(&mut self, answer: Answer) -> Result<Vec<u8>, EngineError> {
-        let hits_page = matches!(self.phase, Phase::Page)
-            && matches!(self.spec.kind, ExportKind::Returns | ExportKind::States);
-        if hits_page {
-            // Read in place from the bytes (see `page`).
-            self.phase = Phase::Done;
-            let result = self.handle_hits_page(answer);
-            if matches!(self.phase, Phase::Done) && !self.state.done {
-                self.phase = Phase::Page;
-            }
-            return result;
-        }
-        let answer = answer.and_then(|bytes| {
-            serde_json::from_slice::<Value>(&bytes).map_err(|e| EngineError::BadResponse {
-                url: "export page".into(),
-                detail: format!("not JSON ({e})"),
-            })
-        });
         match std::mem::replace(&mut self.phase, Phase::Done) {
             Phase::Done => {
                 self.phase = Phase::Done;
                 Ok(Vec::new())
             }
-            Phase::Open => match answer.and_then(|a| parse_open_pit(self.state.paging, &a)) {
+            Phase::Open => match json(answer).and_then(|a| parse_open_pit(self.state.paging, &a)) {
                 Ok(id) => {
                     self.state.pit_id = Some(id);
                     self.phase = Phase::Page;
@@ -791,15 +772,17 @@ impl ExportPlan {
             },
             Phase::Page => {
                 let result = match self.spec.kind {
-                    ExportKind::Jobs => self.handle_jobs_page(answer),
-                    _ => self.handle_audit_page(answer),
+                    ExportKind::Jobs => self.handle_jobs_page(json(answer)),
+                    ExportKind::Audit => self.handle_audit_page(json(answer)),
+                    // Read in place from the bytes (see `page`).
+                    _ => self.handle_hits_page(answer),
                 };
                 if matches!(self.phase, Phase::Done) && !self.state.done {
                     self.phase = Phase::Page;
                 }
                 result
             }
-            Phase::Publish(pending) => match answer {
+            Phase::Publish(pending) => match json(answer) {
                 Ok(a) => {
                     let users = publish_users(
                         &pending.jids,
@@ -824,7 +807,7 @@ impl ExportPlan {
                     Err(e)
                 }
             },
-            Phase::Details(pending) => match answer {
+            Phase::Details(pending) => match json(answer) {
                 Ok(a) => {
                     let expected = if self.wants_job_states() { 4 } else { 3 };
                     let rows =
@@ -910,12 +893,7 @@ impl ExportPlan {
                 let looked_at = hits.len() as u64;
                 let rows: Vec<Row> = hits
                     .into_iter()
-                    .map(|h| {
-                        let fields = h.source.unwrap_or_default();
-                        let (doc, tally) = ReturnDoc::from_fields(h.index, h.id, fields);
-                        let summary = tally.and_then(|t| t.0);
-                        return_row_with(&doc, StateTotals::from_parts(doc.counts, summary), columns)
-                    })
+                    .map(|h| tallied_return_row(h, columns))
                     .collect();
                 return Ok(self.commit(&rows, looked_at, next, last));
             }
@@ -1134,6 +1112,16 @@ impl ExportPlan {
         }
         bytes
     }
+}
+
+/// An answer read as JSON, for the phases that are not a page of hits.
+fn json(answer: Answer) -> Result<Value, EngineError> {
+    answer.and_then(|bytes| {
+        serde_json::from_slice(&bytes).map_err(|e| EngineError::BadResponse {
+            url: "export page".into(),
+            detail: format!("not JSON ({e})"),
+        })
+    })
 }
 
 fn msearch(searches: &[SearchRequest]) -> HttpRequest {

@@ -5,7 +5,10 @@
 use serde_json::Value;
 
 use super::columns::{id, Column};
-use crate::model::{HighstateSummary, ReturnData, ReturnDoc, StateResult, StateRun};
+use super::page::Hit;
+use crate::model::{
+    HighstateSummary, ReturnData, ReturnDoc, ReturnFields, StateResult, StateRun, StateTally,
+};
 use crate::query::audit::{AuditEntry, AuditKind};
 use crate::query::jobs::JobSummary;
 use crate::text::{iso_millis, parse_utc};
@@ -151,6 +154,15 @@ fn success_cell(doc: &ReturnDoc) -> String {
 
 pub fn return_row(doc: &ReturnDoc, columns: &[Column]) -> Row {
     return_row_with(doc, StateTotals::of(doc), columns)
+}
+
+/// A return's row read with its states only tallied (the returns export
+/// without the output column, see `page` and `StateTally`).
+pub fn tallied_return_row(hit: Hit<ReturnFields<StateTally>>, columns: &[Column]) -> Row {
+    let fields = hit.source.unwrap_or_default();
+    let (doc, tally) = ReturnDoc::from_fields(hit.index, hit.id, fields);
+    let totals = StateTotals::from_parts(doc.counts, tally.and_then(|t| t.0));
+    return_row_with(&doc, totals, columns)
 }
 
 /// A return's row with its state totals already known (tallied from the

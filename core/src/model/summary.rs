@@ -18,21 +18,26 @@ impl HighstateSummary {
     pub fn of(runs: &[StateRun]) -> HighstateSummary {
         let mut s = HighstateSummary::default();
         for run in runs {
-            s.total += 1;
-            match run.result {
-                StateResult::True => s.succeeded += 1,
-                StateResult::None => {
-                    s.succeeded += 1;
-                    s.unchanged += 1;
-                }
-                StateResult::False => s.failed += 1,
-            }
-            if run.changed() {
-                s.changed += 1;
-            }
-            s.total_ms += run.duration_ms.unwrap_or(0.0);
+            s.count(run.result, run.changed(), run.duration_ms);
         }
         s
+    }
+
+    /// Counts one more state as Salt's outputter does.
+    pub fn count(&mut self, result: StateResult, changed: bool, duration_ms: Option<f64>) {
+        self.total += 1;
+        match result {
+            StateResult::True => self.succeeded += 1,
+            StateResult::None => {
+                self.succeeded += 1;
+                self.unchanged += 1;
+            }
+            StateResult::False => self.failed += 1,
+        }
+        if changed {
+            self.changed += 1;
+        }
+        self.total_ms += duration_ms.unwrap_or(0.0);
     }
 
     /// Adds another minion's totals (the job's totals across minions).

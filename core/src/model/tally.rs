@@ -73,19 +73,7 @@ impl<'de> Visitor<'de> for TallyVisitor {
             let Entry(Some(state)) = map.next_value::<Entry>()? else {
                 continue;
             };
-            summary.total += 1;
-            match state.result {
-                StateResult::True => summary.succeeded += 1,
-                StateResult::None => {
-                    summary.succeeded += 1;
-                    summary.unchanged += 1;
-                }
-                StateResult::False => summary.failed += 1,
-            }
-            if state.changed {
-                summary.changed += 1;
-            }
-            summary.total_ms += state.duration_ms.unwrap_or(0.0);
+            summary.count(state.result, state.changed, state.duration_ms);
         }
         Ok(StateTally((summary.total > 0).then_some(summary)))
     }

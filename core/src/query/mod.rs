@@ -43,9 +43,13 @@ pub(crate) fn hits(answer: &Value) -> &[Value] {
 }
 
 pub(crate) fn total_hits(answer: &Value) -> Option<u64> {
-    match answer.pointer("/hits/total") {
-        Some(Value::Number(n)) => n.as_u64(),
-        Some(t) => t.get("value").and_then(Value::as_u64),
-        None => None,
+    answer.pointer("/hits/total").and_then(total_value)
+}
+
+/// `hits.total` itself: a number (Elasticsearch 6) or `{value, relation}`.
+pub(crate) fn total_value(total: &Value) -> Option<u64> {
+    match total {
+        Value::Number(n) => n.as_u64(),
+        t => t.get("value").and_then(Value::as_u64),
     }
 }
