@@ -9,7 +9,7 @@ import assert from 'node:assert/strict';
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
-import { openBrowser, url } from './harness.mjs';
+import { openBrowser, url, jobRows } from './harness.mjs';
 
 const ES_URL = (process.env.ES_URL || 'http://127.0.0.1:9250').replace(/\/+$/, '');
 let b;
@@ -62,8 +62,11 @@ export function parseCsv(text) {
 
 const unprotect = (cell) => (/^'[=+\-@\t\r]/.test(cell) ? cell.slice(1) : cell);
 
-async function openExport(page) {
-  if (!(await page.locator('details.export').evaluate((d) => d.open))) await page.getByText('Export CSV').click();
+/** The export panel, opened. */
+export async function openExport(page) {
+  const panel = page.getByRole('group', { name: 'Export CSV' });
+  if (!(await panel.isVisible())) await page.getByText('Export CSV', { exact: true }).click();
+  return panel;
 }
 
 // Elasticsearch's OSS build has no point in time: the export asks once
@@ -72,14 +75,14 @@ async function openExport(page) {
 const PIT_PROBE = /HTTP 400 POST \S+\/_pit\?/;
 
 async function exportCsv(page, { kind, protect = true, bom = false, columns = [] }) {
-  await openExport(page);
-  await page.locator('select[name=export-kind]').selectOption(kind);
-  for (const c of columns) await page.locator(`input[name=export-column][value=${c}]`).check();
-  const protection = page.locator('input[name=formula-protection]');
+  const panel = await openExport(page);
+  await panel.getByLabel('Export', { exact: true }).selectOption(kind);
+  for (const c of columns) await panel.getByRole('checkbox', { name: c, exact: true }).check();
+  const protection = panel.getByLabel(/Protect against formulas/);
   if ((await protection.isChecked()) !== protect) await protection.click();
-  if (bom) await page.locator('input[name=bom]').check();
-  await page.getByRole('button', { name: 'Start export' }).click();
-  const link = page.locator('a.download');
+  if (bom) await panel.getByLabel('Byte order mark (for Excel)').check();
+  await panel.getByRole('button', { name: 'Start export' }).click();
+  const link = panel.getByRole('link', { name: /^Download saltscope-/ });
   await link.waitFor({ timeout: 120000 });
   const [download] = await Promise.all([page.waitForEvent('download'), link.click()]);
   const file = path.join(fs.mkdtempSync(path.join(os.tmpdir(), 'saltscope-export-')), download.suggestedFilename());
@@ -136,7 +139,7 @@ test('a states export parses back to exactly the states of the engine\'s documen
   const { page, errors } = await b.newPage({ acceptDownloads: true });
   errors.ignore(PIT_PROBE);
   await page.goto(url('/?fun=state.apply&noisy=show'));
-  await page.locator('table.jobs tbody tr.job').first().waitFor();
+  await jobRows(page).first().waitFor();
   const { name, bytes } = await exportCsv(page, { kind: 'states', protect: true });
   assert.match(name, /^saltscope-states-\d{4}-\d\d-\d\d_\d{4}-\d\d-\d\d\.csv$/);
   const rows = parseCsv(bytes.toString('utf8'));
@@ -159,9 +162,9 @@ test('formula protection prefixes diffs and minus signs with a quote, and off ke
     const { page, errors } = await b.newPage({ acceptDownloads: true });
   errors.ignore(PIT_PROBE);
     await page.goto(url('/?fun=state.apply&noisy=show'));
-    await page.locator('table.jobs tbody tr.job').first().waitFor();
+    await jobRows(page).first().waitFor();
     // the diff column is optional: choose it
-    const { bytes } = await exportCsv(page, { kind: 'states', protect, bom: true, columns: ['diff'] });
+    const { bytes } = await exportCsv(page, { kind: 'states', protect, bom: true, columns: ['Diff'] });
     assert.deepEqual([...bytes.subarray(0, 3)], [0xef, 0xbb, 0xbf], 'BOM first');
     const rows = parseCsv(bytes.subarray(3).toString('utf8'));
     const header = rows.shift();
@@ -182,7 +185,7 @@ test('a returns export has one row per minion per job with its outcome', async (
   const { page, errors } = await b.newPage({ acceptDownloads: true });
   errors.ignore(PIT_PROBE);
   await page.goto(url('/?noisy=show'));
-  await page.locator('table.jobs tbody tr.job').first().waitFor();
+  await jobRows(page).first().waitFor();
   const { bytes } = await exportCsv(page, { kind: 'returns' });
   const rows = parseCsv(bytes.toString('utf8'));
   const header = rows.shift();
@@ -190,5 +193,69 @@ test('a returns export has one row per minion per job with its outcome', async (
   const got = rows.map((r) => `${r[jid]} ${r[minion]} ${r[success]}`).sort();
   const want = returns.map((d) => `${d.jid} ${d.minion} ${d.success}`).sort();
   assert.deepEqual(got, want);
+  errors.assertNone();
+});
+
+test('a second export lets the first file go: its download URL is revoked', async () => {
+  const { page, errors } = await b.newPage({ acceptDownloads: true });
+  errors.ignore(PIT_PROBE);
+  await page.goto(url('/?fun=cmd.run&noisy=show'));
+  await jobRows(page).first().waitFor();
+  const panel = await openExport(page);
+  await panel.getByLabel('Export', { exact: true }).selectOption('returns');
+  const start = panel.getByRole('button', { name: 'Start export' });
+  const link = panel.getByRole('link', { name: /^Download saltscope-/ });
+  // Downloads `href` as a person's click on a link to it would; the
+  // download's failure, or null when the file came.
+  const download = async (href) => {
+    const [d] = await Promise.all([
+      page.waitForEvent('download'),
+      page.evaluate((u) => {
+        const a = document.createElement('a');
+        a.href = u;
+        a.download = 'check.csv';
+        document.body.append(a);
+        a.click();
+        a.remove();
+      }, href),
+    ]);
+    return d.failure();
+  };
+  await start.click();
+  await link.waitFor();
+  const first = await link.getAttribute('href');
+  assert.equal(await download(first), null, 'the first file can be downloaded');
+  await start.click();
+  await page.waitForFunction((old) => {
+    const a = [...document.querySelectorAll('a[download]')][0];
+    return a && a.getAttribute('href') !== old;
+  }, first);
+  const second = await link.getAttribute('href');
+  assert.notEqual(second, first);
+  assert.notEqual(await download(first), null, 'the first URL is revoked');
+  assert.equal(await download(second), null);
+  errors.assertNone();
+});
+
+test('formula protection is on before anyone touches the panel', async () => {
+  const { page, errors } = await b.newPage({ acceptDownloads: true });
+  errors.ignore(PIT_PROBE);
+  await page.goto(url('/?fun=state.apply&noisy=show'));
+  await jobRows(page).first().waitFor();
+  const panel = await openExport(page);
+  assert.equal(await panel.getByLabel(/Protect against formulas/).isChecked(), true);
+  await panel.getByLabel('Export', { exact: true }).selectOption('states');
+  await panel.getByRole('checkbox', { name: 'Diff', exact: true }).check();
+  await panel.getByRole('button', { name: 'Start export' }).click();
+  const link = panel.getByRole('link', { name: /^Download saltscope-/ });
+  await link.waitFor({ timeout: 120000 });
+  const [download] = await Promise.all([page.waitForEvent('download'), link.click()]);
+  const file = path.join(fs.mkdtempSync(path.join(os.tmpdir(), 'saltscope-export-')), download.suggestedFilename());
+  await download.saveAs(file);
+  const rows = parseCsv(fs.readFileSync(file, 'utf8'));
+  const diff = rows[0].indexOf('Diff');
+  const diffs = rows.slice(1).map((r) => r[diff]).filter((c) => c.includes('+++'));
+  assert.ok(diffs.length > 0);
+  assert.ok(diffs.every((d) => d.startsWith("'---")), 'every diff protected by default');
   errors.assertNone();
 });

@@ -60,6 +60,36 @@ export async function useIndexPrefix(page, prefix) {
   }));
 }
 
+/**
+ * The jids the job list shows, once it has its answer: the job links of the
+ * table named "Jobs", read as a person reads them.
+ */
+export async function shownJids(page) {
+  const table = page.getByRole('table', { name: 'Jobs' });
+  await table.and(page.locator('[aria-busy=false]')).waitFor();
+  return table.getByRole('row').getByRole('link').allTextContents();
+}
+
+/** The rows of the job list: one per job (its jid is the row's link). */
+export function jobRows(page) {
+  return page.getByRole('table', { name: 'Jobs' }).getByRole('row').filter({ has: page.getByRole('link') });
+}
+
+/**
+ * Waits until `check()` (async, outside the page: the engine, a file)
+ * returns something truthy, asking again every `every` ms; fails with
+ * `what` after `timeout` ms. Returns what `check` returned.
+ */
+export async function eventually(check, what, { timeout = TIMEOUT, every = 100 } = {}) {
+  const t0 = Date.now();
+  for (;;) {
+    const got = await check();
+    if (got) return got;
+    if (Date.now() - t0 > timeout) throw new Error(`not within ${timeout} ms: ${what}`);
+    await new Promise((r) => setTimeout(r, every));
+  }
+}
+
 /** URL under BASE_URL: url('/job/123') */
 export function url(p = '/') {
   return BASE_URL + (p.startsWith('/') ? p : '/' + p);

@@ -1,11 +1,11 @@
 // The CSV export's fetches, off the page's main thread. Reading a large
 // answer's body on the main thread (Chromium does it there for fetch())
 // waits while the previous page is being turned into CSV; here the next page
-// arrives while the app reads this one. See src/engine.rs (ExportFetcher).
+// arrives while the app reads this one. See src/worker.rs.
 //
 // In:  {id, url, method, headers, body}  — start a request
 //      {abort: id}                        — stop one
-// Out: {id, status, ok, buffer}          — the body, transferred, not copied
+// Out: {id, status, ok, retryAfter, buffer} — the body, transferred, not copied
 //      {id, error}                        — the network failed (or aborted)
 'use strict';
 
@@ -27,7 +27,8 @@ onmessage = async ({ data }) => {
       cache: 'no-store',
     });
     const buffer = await response.arrayBuffer();
-    postMessage({ id: data.id, status: response.status, ok: response.ok, buffer }, [buffer]);
+    const retryAfter = response.headers.get('Retry-After');
+    postMessage({ id: data.id, status: response.status, ok: response.ok, retryAfter, buffer }, [buffer]);
   } catch (e) {
     postMessage({ id: data.id, error: String((e && e.message) || e) });
   } finally {

@@ -6,21 +6,15 @@ mod common;
 
 use std::collections::{BTreeMap, BTreeSet};
 
-use saltscope_core::config::AppConfig;
+use saltscope_core::config::glob_match;
+use saltscope_core::engine::native::block_on;
 use saltscope_core::engine::EngineError;
 use saltscope_core::model::{Outcome, ReturnDoc};
-use saltscope_core::query::audit::{audit_searches, parse_audit, AuditFilter, AuditPage};
+use saltscope_core::query::audit::{AuditFilter, AuditPage};
 use saltscope_core::query::filter::{JobFilter, OutcomeFilter, TimeRange};
-use saltscope_core::query::functions::{functions_search, parse_functions};
-use saltscope_core::query::jobs::{
-    attach_details, job_details_searches, job_list_searches, parse_job_list, JobListPage,
-    JobListRequest,
-};
-use saltscope_core::query::minions::{
-    latest_by_minion_search, minion_search, parse_latest_by_minion, parse_minions,
-};
-use saltscope_core::text::glob_match;
-use serde_json::Value;
+use saltscope_core::query::jobs::{Cursor, JobListPage, JobListRequest};
+use saltscope_core::query::QueryContext;
+use saltscope_core::views;
 
 fn shown(filter: JobFilter) -> JobFilter {
     JobFilter {
@@ -31,26 +25,21 @@ fn shown(filter: JobFilter) -> JobFilter {
 
 fn try_job_list(
     engine: &common::TestEngine,
+    ctx: &QueryContext,
     request: &JobListRequest,
 ) -> Result<JobListPage, EngineError> {
-    let searches = job_list_searches(&engine.config, &engine.fields, request);
-    let mut page = parse_job_list(request, engine.msearch(&searches))?;
-    let jids: Vec<String> = page.jobs.iter().map(|j| j.jid.clone()).collect();
-    if !jids.is_empty() {
-        let details = job_details_searches(&engine.config, &engine.fields, &jids);
-        attach_details(&mut page, engine.msearch(&details));
-    }
-    Ok(page)
+    block_on(views::job_list(&engine.transport, ctx, request))
 }
 
 /// The jids the job list shows for `filter`, all pages (small pages, so
 /// that paging is exercised too).
 fn listed(engine: &common::TestEngine, filter: JobFilter) -> Vec<String> {
-    let mut request = JobListRequest::new(filter, common::now_ms());
+    let mut request = JobListRequest::new(filter, Cursor::Newest);
     request.page_size = 5;
+    let ctx = engine.ctx();
     let mut jids = Vec::new();
     for _ in 0..1000 {
-        let page = try_job_list(engine, &request).expect("job list");
+        let page = try_job_list(engine, &ctx, &request).expect("job list");
         assert!(
             page.notes.iter().all(|n| !n.contains("unavailable")),
             "{:?}",
@@ -182,17 +171,18 @@ fn noisy_functions_are_hidden_until_shown() {
     let Some(engine) = common::engine() else {
         return;
     };
-    let noisy = vec!["test.*".to_string()];
-    let mut request = JobListRequest::new(JobFilter::default(), common::now_ms());
-    request.noisy = noisy.clone();
+    let ctx = engine
+        .connection
+        .context(vec!["test.*".to_string()], common::now_ms());
+    let mut request = JobListRequest::new(JobFilter::default(), Cursor::Newest);
     request.page_size = 1000;
-    let hidden = try_job_list(&engine, &request).unwrap();
+    let hidden = try_job_list(&engine, &ctx, &request).unwrap();
     assert!(hidden
         .jobs
         .iter()
         .all(|j| !j.functions.iter().any(|f| f.starts_with("test."))));
     request.filter.show_noisy = true;
-    let all = try_job_list(&engine, &request).unwrap();
+    let all = try_job_list(&engine, &ctx, &request).unwrap();
     assert!(all.jobs.len() > hidden.jobs.len());
 }
 
@@ -206,9 +196,9 @@ fn a_query_syntax_error_is_the_engines_explanation() {
             text: Some("fun:(".into()),
             ..JobFilter::default()
         },
-        common::now_ms(),
+        Cursor::Newest,
     );
-    let err = try_job_list(&engine, &request).expect_err("a syntax error");
+    let err = try_job_list(&engine, &engine.ctx(), &request).expect_err("a syntax error");
     let EngineError::Status { status, reason, .. } = &err else {
         panic!("{err:?}")
     };
@@ -228,9 +218,9 @@ fn the_histogram_counts_every_matching_return_by_outcome() {
                 time: TimeRange::parse(time).unwrap(),
                 ..JobFilter::default()
             }),
-            common::now_ms(),
+            Cursor::Newest,
         );
-        let page = try_job_list(&engine, &request).unwrap();
+        let page = try_job_list(&engine, &engine.ctx(), &request).unwrap();
         let h = page.histogram.expect("a histogram");
         assert_eq!(
             h.total(),
@@ -260,18 +250,12 @@ fn the_minions_view_counts_each_minions_returns_jobs_and_failures() {
     };
     let docs = docs(&engine);
     let filter = shown(JobFilter::default());
-    let page = parse_minions(
-        engine
-            .msearch(&[minion_search(
-                &engine.config,
-                &engine.fields,
-                &filter,
-                &[],
-                common::now_ms(),
-                None,
-            )])
-            .remove(0),
-    )
+    let page = block_on(views::minions(
+        &engine.transport,
+        &engine.ctx(),
+        &filter,
+        None,
+    ))
     .unwrap();
     let mut want: BTreeMap<&str, (u64, BTreeSet<&str>, u64)> = BTreeMap::new();
     for d in &docs {
@@ -311,17 +295,11 @@ fn the_functions_view_counts_returns_and_failures_per_function() {
         return;
     };
     let docs = docs(&engine);
-    let page = parse_functions(
-        engine
-            .msearch(&[functions_search(
-                &engine.config,
-                &engine.fields,
-                &shown(JobFilter::default()),
-                &[],
-                common::now_ms(),
-            )])
-            .remove(0),
-    )
+    let page = block_on(views::functions(
+        &engine.transport,
+        &engine.ctx(),
+        &shown(JobFilter::default()),
+    ))
     .unwrap();
     let funs: BTreeSet<&str> = docs.iter().map(|d| d.fun.as_str()).collect();
     assert_eq!(
@@ -346,18 +324,13 @@ fn the_latest_state_apply_on_every_minion_is_its_newest_return() {
         return;
     };
     let docs = docs(&engine);
-    let page = parse_latest_by_minion(
-        engine
-            .msearch(&[latest_by_minion_search(
-                &engine.config,
-                &engine.fields,
-                "state.apply",
-                &JobFilter::default(),
-                common::now_ms(),
-                None,
-            )])
-            .remove(0),
-    )
+    let page = block_on(views::latest_by_minion(
+        &engine.transport,
+        &engine.ctx(),
+        "state.apply",
+        &JobFilter::default(),
+        None,
+    ))
     .unwrap();
     let minions: BTreeSet<&str> = docs
         .iter()
@@ -378,20 +351,7 @@ fn the_latest_state_apply_on_every_minion_is_its_newest_return() {
 }
 
 fn audit(engine: &common::TestEngine, filter: &AuditFilter) -> AuditPage {
-    let config = AppConfig {
-        engine_url: engine.url.clone(),
-        ..AppConfig::default()
-    };
-    let searches = audit_searches(&config, &engine.fields, filter, common::now_ms(), None);
-    parse_audit(&config, filter, None, engine.msearch(&searches)).expect("audit")
-}
-
-fn manifest() -> Value {
-    let work = std::env::var("SALTSCOPE_WORK")
-        .unwrap_or_else(|_| format!("{}/.work", env!("CARGO_MANIFEST_DIR")));
-    let path = format!("{work}/salt-data/manifest.json");
-    serde_json::from_str(&std::fs::read_to_string(&path).unwrap_or_else(|e| panic!("{path}: {e}")))
-        .unwrap()
+    block_on(views::audit(&engine.transport, &engine.ctx(), filter, None)).expect("audit")
 }
 
 #[test]
@@ -399,7 +359,7 @@ fn the_audit_trail_names_who_ran_what_and_flags_risky_commands() {
     let Some(engine) = common::engine() else {
         return;
     };
-    let m = manifest();
+    let m = common::manifest();
     let page = audit(&engine, &AuditFilter::default());
     assert_eq!(
         page.source,

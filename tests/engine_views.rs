@@ -6,27 +6,14 @@ mod common;
 
 use std::collections::{BTreeMap, BTreeSet};
 
-use saltscope_core::engine::{EngineError, SearchRequest};
+use saltscope_core::engine::native::block_on;
+use saltscope_core::engine::{msearch, send_json, EngineError, HttpRequest, SearchRequest};
 use saltscope_core::model::{HighstateSummary, Outcome, ReturnData, ReturnDoc};
 use saltscope_core::query::filter::JobFilter;
-use saltscope_core::query::job::{job_searches, parse_job, JobDetail};
-use saltscope_core::query::jobs::{
-    attach_details, job_details_searches, job_list_searches, parse_job_list, Cursor, JobListPage,
-    JobListRequest,
-};
+use saltscope_core::query::job::{JobDetail, MissingReason};
+use saltscope_core::query::jobs::{Cursor, JobListPage, JobListRequest};
+use saltscope_core::views;
 use serde_json::json;
-
-/// The job list's two round trips, as the web app sends them.
-fn job_list(engine: &common::TestEngine, request: &JobListRequest) -> JobListPage {
-    let searches = job_list_searches(&engine.config, &engine.fields, request);
-    let mut page = parse_job_list(request, engine.msearch(&searches)).expect("job list");
-    let jids: Vec<String> = page.jobs.iter().map(|j| j.jid.clone()).collect();
-    if !jids.is_empty() {
-        let details = job_details_searches(&engine.config, &engine.fields, &jids);
-        attach_details(&mut page, engine.msearch(&details));
-    }
-    page
-}
 
 fn job_list_page(
     engine: &common::TestEngine,
@@ -38,20 +25,14 @@ fn job_list_page(
             show_noisy: true,
             ..JobFilter::default()
         },
-        common::now_ms(),
+        after.map(Cursor::After).unwrap_or_default(),
     );
     request.page_size = page_size;
-    request.cursor = after.map(Cursor::After).unwrap_or_default();
-    job_list(engine, &request)
+    block_on(views::job_list(&engine.transport, &engine.ctx(), &request)).expect("job list")
 }
 
-/// The job page's one round trip, as the web app sends it.
 fn job_page(engine: &common::TestEngine, jid: &str) -> JobDetail {
-    parse_job(
-        jid,
-        engine.msearch(&job_searches(&engine.config, &engine.fields, jid)),
-    )
-    .expect("job page")
+    block_on(views::job(&engine.transport, &engine.ctx(), jid)).expect("job page")
 }
 
 fn returns_by_jid(engine: &common::TestEngine) -> BTreeMap<String, Vec<ReturnDoc>> {
@@ -141,7 +122,18 @@ fn a_multi_minion_state_apply_job_shows_every_minion_with_ordered_states_and_sal
     let detail = job_page(&engine, &job.jid);
     assert_eq!(detail.returns.len() as u64, job.returned);
     let mut outcomes = BTreeSet::new();
-    for ret in &detail.returns {
+    for summary in &detail.returns {
+        assert_eq!(
+            summary.data,
+            ReturnData::Unread,
+            "the page reads data minion by minion"
+        );
+        let ret = &block_on(views::job_return(
+            &engine.transport,
+            &summary.index,
+            &summary.id,
+        ))
+        .expect("a minion's return");
         let ReturnData::States(states) = &ret.data else {
             panic!("{} returned no states: {:?}", ret.minion, ret.data)
         };
@@ -193,10 +185,43 @@ fn a_targeted_minion_that_never_answered_is_listed_as_missing() {
         .expect("a job whose publish event targeted a minion that did not return");
     let detail = job_page(&engine, &job.jid);
     assert!(!detail.missing.is_empty());
-    assert!(detail.missing.iter().any(|m| !m.returned_to_master));
+    assert!(detail
+        .missing
+        .iter()
+        .any(|m| m.reason == MissingReason::NoReturn));
     for m in &detail.missing {
         assert!(detail.returns.iter().all(|r| r.minion != m.minion));
     }
+}
+
+#[test]
+fn a_minion_a_list_target_named_but_the_master_did_not_know_is_missing_with_its_reason() {
+    let Some(engine) = common::engine() else {
+        return;
+    };
+    let m = common::manifest();
+    let jid = m["unknown_minion"]["jid"]
+        .as_str()
+        .expect("the unknown_minion job");
+    let detail = job_page(&engine, jid);
+    let returned: Vec<&str> = detail.returns.iter().map(|r| r.minion.as_str()).collect();
+    assert_eq!(returned, ["web01.prod.example.com"]);
+    assert_eq!(
+        detail
+            .missing
+            .iter()
+            .map(|m| (m.minion.as_str(), m.reason))
+            .collect::<Vec<_>>(),
+        [("ghost01", MissingReason::UnknownToMaster)],
+        "the publish event's `missing`"
+    );
+    let page = job_list_page(&engine, 500, None);
+    let row = page
+        .jobs
+        .iter()
+        .find(|j| j.jid == jid)
+        .expect("in the job list");
+    assert_eq!(row.missing(), Some(1), "the Missing column counts ghost01");
 }
 
 #[test]
@@ -232,12 +257,11 @@ fn engine_errors_carry_the_url_and_the_engines_reason() {
         return;
     };
     let bad_query = SearchRequest::new(
-        &engine.config.index_pattern,
+        &engine.connection.config.index_pattern,
         json!({"query": {"query_string": {"query": "fun:("}}}),
     );
-    let err = engine
-        .msearch(&[bad_query])
-        .remove(0)
+    let err = block_on(msearch(&engine.transport, &bad_query))
+        .expect("the _msearch itself answers")
         .expect_err("a syntax error");
     let EngineError::Status {
         status,
@@ -252,9 +276,11 @@ fn engine_errors_carry_the_url_and_the_engines_reason() {
     assert!(url.ends_with("/_msearch"));
     assert!(reason.to_lowercase().contains("parse"), "{reason}");
 
-    let missing = engine
-        .get("/no-such-index-saltscope/_search")
-        .expect_err("a missing index");
+    let missing = block_on(send_json(
+        &engine.transport,
+        &HttpRequest::get("/no-such-index-saltscope/_search"),
+    ))
+    .expect_err("a missing index");
     assert!(missing.is_index_not_found(), "{missing:?}");
     assert!(missing.to_string().contains("no-such-index-saltscope"));
 }

@@ -26,7 +26,7 @@ fn time<T>(f: impl Fn() -> T) -> (f64, T) {
 
 /// What the returns export does with a page (the plan's own row builder).
 fn tallied_rows(bytes: &[u8], columns: &[Column]) -> Vec<Row> {
-    let (_, hits) = read_hits_page::<ReturnFields<StateTally>>(bytes, usize::MAX).unwrap();
+    let (_, hits) = read_hits_page::<ReturnFields<StateTally>>("page", bytes, usize::MAX).unwrap();
     hits.into_iter()
         .map(|h| tallied_return_row(h, columns))
         .collect()
@@ -60,7 +60,7 @@ fn main() {
             .collect::<Vec<Row>>()
     });
     let (whole, _) = time(|| {
-        let (_, hits) = read_hits_page::<ReturnFields<Value>>(&bytes, usize::MAX).unwrap();
+        let (_, hits) = read_hits_page::<ReturnFields<Value>>("page", &bytes, usize::MAX).unwrap();
         hits.into_iter()
             .map(|h| {
                 let (mut doc, data) =

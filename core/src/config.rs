@@ -1,14 +1,28 @@
 //! `config.json`, next to `index.html`: what an operator edits, never code.
+//! It depends on nothing else in the core: every other layer reads it.
 
 use serde::Deserialize;
 
-use crate::engine::EngineError;
+/// Why `config.json` cannot be used; the message names the field.
+#[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
+#[error("config.json: {0}")]
+pub struct ConfigError(pub String);
+
+/// Functions that fire on every minion every few minutes and bury the jobs a
+/// person ran; hidden by default, and the list is the operator's to change.
+pub const DEFAULT_NOISY_FUNCTIONS: [&str; 4] =
+    ["saltutil.*", "mine.update", "mine.send", "grains.setval"];
 
 #[derive(Clone, Debug, PartialEq, Deserialize)]
 #[serde(default, deny_unknown_fields)]
 pub struct AppConfig {
-    /// `/es` behind the project's nginx proxy, or a direct URL (CORS).
-    pub engine_url: String,
+    /// `/es` behind the project's nginx proxy, or direct URLs (CORS): one,
+    /// or a list like the returner's `hosts:` — a read that fails on one
+    /// goes to the next.
+    #[serde(deserialize_with = "one_or_many")]
+    pub engine_url: Vec<String>,
+    /// The deadline of every request to the engine.
+    pub request_timeout_ms: u64,
     pub index_pattern: String,
     pub job_cache_index: String,
     pub event_index_pattern: String,
@@ -17,6 +31,9 @@ pub struct AppConfig {
     pub noisy_functions: Vec<String>,
     /// Commands the audit view flags.
     pub risky_commands: Vec<RiskRule>,
+    /// The fleet view calls a minion unreported after this many hours
+    /// without a state run.
+    pub unreported_hours: u64,
 }
 
 /// A kind of command worth an auditor's eye. Every field given must match:
@@ -39,7 +56,7 @@ impl RiskRule {
     pub fn matches(&self, fun: &str, args: &[String], target: Option<&str>) -> bool {
         let joined = args.join(" ");
         let squeezed = joined.split_whitespace().collect::<Vec<_>>().join(" ");
-        (self.fun.is_empty() || self.fun.iter().any(|p| crate::text::glob_match(p, fun)))
+        (self.fun.is_empty() || self.fun.iter().any(|p| glob_match(p, fun)))
             && (self.args_contain.is_empty()
                 || self
                     .args_contain
@@ -87,40 +104,78 @@ fn default_risky_commands() -> Vec<RiskRule> {
     ]
 }
 
+fn one_or_many<'de, D: serde::Deserializer<'de>>(d: D) -> Result<Vec<String>, D::Error> {
+    #[derive(Deserialize)]
+    #[serde(untagged)]
+    enum OneOrMany {
+        One(String),
+        Many(Vec<String>),
+    }
+    Ok(match OneOrMany::deserialize(d)? {
+        OneOrMany::One(url) => vec![url],
+        OneOrMany::Many(urls) => urls,
+    })
+}
+
 impl Default for AppConfig {
     fn default() -> Self {
         AppConfig {
-            engine_url: "/es".into(),
+            engine_url: vec!["/es".into()],
+            request_timeout_ms: 30_000,
             index_pattern: "salt-*".into(),
             job_cache_index: "salt-master-job-cache".into(),
             event_index_pattern: "salt-master-event-cache*".into(),
-            noisy_functions: crate::query::filter::DEFAULT_NOISY_FUNCTIONS
+            noisy_functions: DEFAULT_NOISY_FUNCTIONS
                 .iter()
                 .map(|s| s.to_string())
                 .collect(),
             risky_commands: default_risky_commands(),
+            unreported_hours: 24,
         }
     }
 }
 
 impl AppConfig {
     /// Parses and checks `config.json`; a mistake names the field.
-    pub fn parse(text: &str) -> Result<AppConfig, EngineError> {
+    pub fn parse(text: &str) -> Result<AppConfig, ConfigError> {
         let mut config: AppConfig =
-            serde_json::from_str(text).map_err(|e| EngineError::Config(e.to_string()))?;
-        config.engine_url = config.engine_url.trim().trim_end_matches('/').to_string();
+            serde_json::from_str(text).map_err(|e| ConfigError(e.to_string()))?;
+        for url in &mut config.engine_url {
+            *url = url.trim().trim_end_matches('/').to_string();
+            if has_credentials(url) {
+                return Err(ConfigError(format!(
+                    "`engine_url` must not hold credentials (`user:password@` in {}): a URL ends up in logs and browser history. Give the proxy a credentials file, or let each person sign in",
+                    redact(url)
+                )));
+            }
+        }
+        if config.engine_url.is_empty() || config.engine_url.iter().any(String::is_empty) {
+            return Err(ConfigError(
+                "`engine_url` must name the engine: \"/es\" (the proxy) or its URL(s)".into(),
+            ));
+        }
+        if config.request_timeout_ms == 0 {
+            return Err(ConfigError(
+                "`request_timeout_ms` must be more than 0".into(),
+            ));
+        }
         for (name, value) in [
             ("index_pattern", &config.index_pattern),
             ("job_cache_index", &config.job_cache_index),
             ("event_index_pattern", &config.event_index_pattern),
         ] {
             if value.trim().is_empty() || value.contains(|c: char| c.is_whitespace() || c == '/') {
-                return Err(EngineError::Config(format!(
+                return Err(ConfigError(format!(
                     "`{name}` must be an index name or pattern without spaces or slashes, not {value:?}"
                 )));
             }
         }
         Ok(config)
+    }
+
+    /// The first engine URL (the one messages name before any answered).
+    pub fn first_engine_url(&self) -> &str {
+        self.engine_url.first().map(String::as_str).unwrap_or("/es")
     }
 
     /// The names of the risk rules a published job matches.
@@ -138,6 +193,48 @@ impl AppConfig {
     }
 }
 
+/// `scheme://user:pass@host…`: an authority with a user part.
+fn has_credentials(url: &str) -> bool {
+    let rest = url.split_once("://").map_or(url, |(_, r)| r);
+    let authority = rest.split(['/', '?', '#']).next().unwrap_or("");
+    authority.contains('@')
+}
+
+/// The URL with its user part replaced, for the message.
+fn redact(url: &str) -> String {
+    match url.split_once("://") {
+        Some((scheme, rest)) => {
+            let host = rest.split_once('@').map_or(rest, |(_, h)| h);
+            format!("{scheme}://***@{host}")
+        }
+        None => "***".into(),
+    }
+}
+
+/// Shell-style matching, as Salt's glob targets: `*` any run of characters,
+/// `?` one character.
+pub fn glob_match(pattern: &str, text: &str) -> bool {
+    let (p, t): (Vec<char>, Vec<char>) = (pattern.chars().collect(), text.chars().collect());
+    let (mut pi, mut ti, mut star, mut mark) = (0, 0, None, 0);
+    while ti < t.len() {
+        if pi < p.len() && (p[pi] == '?' || p[pi] == t[ti]) {
+            pi += 1;
+            ti += 1;
+        } else if pi < p.len() && p[pi] == '*' {
+            star = Some(pi);
+            mark = ti;
+            pi += 1;
+        } else if let Some(s) = star {
+            pi = s + 1;
+            mark += 1;
+            ti = mark;
+        } else {
+            return false;
+        }
+    }
+    p[pi..].iter().all(|c| *c == '*')
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -145,9 +242,36 @@ mod tests {
     #[test]
     fn missing_fields_take_their_defaults() {
         let c = AppConfig::parse(r#"{"engine_url": "http://es:9200/"}"#).unwrap();
-        assert_eq!(c.engine_url, "http://es:9200");
+        assert_eq!(c.engine_url, ["http://es:9200"]);
+        assert_eq!(c.request_timeout_ms, 30_000);
         assert_eq!(c.index_pattern, "salt-*");
         assert_eq!(c.job_cache_index, "salt-master-job-cache");
+    }
+
+    #[test]
+    fn several_engines_are_listed_like_the_returners_hosts() {
+        let c = AppConfig::parse(
+            r#"{"engine_url": ["https://es1:9200", "https://es2:9200/"], "request_timeout_ms": 5000}"#,
+        )
+        .unwrap();
+        assert_eq!(c.engine_url, ["https://es1:9200", "https://es2:9200"]);
+        assert_eq!(c.request_timeout_ms, 5000);
+        assert!(AppConfig::parse(r#"{"engine_url": []}"#).is_err());
+    }
+
+    #[test]
+    fn credentials_in_the_engine_url_are_refused_without_repeating_them() {
+        for url in ["https://elastic:changeme@es:9200", "http://user@es:9200/x"] {
+            let e =
+                AppConfig::parse(&format!(r#"{{"engine_url": ["/es", "{url}"]}}"#)).unwrap_err();
+            let text = e.to_string();
+            assert!(text.contains("must not hold credentials"), "{text}");
+            assert!(
+                !text.contains("changeme") && !text.contains("user@"),
+                "{text}"
+            );
+        }
+        assert!(AppConfig::parse(r#"{"engine_url": "http://es:9200/path@x"}"#).is_ok());
     }
 
     #[test]
@@ -188,6 +312,16 @@ mod tests {
         assert_eq!(c.noisy_functions, ["test.ping"]);
         assert_eq!(c.risks("system.reboot", &[], None), ["reboot"]);
         assert!(AppConfig::parse(r#"{"risky_commands": [{"name": "x", "funs": []}]}"#).is_err());
+    }
+
+    #[test]
+    fn globs_match_like_salts_targets() {
+        assert!(glob_match("cmd.*", "cmd.run"));
+        assert!(glob_match("web0?.prod.*", "web01.prod.example.com"));
+        assert!(glob_match("*", ""));
+        assert!(!glob_match("cmd.*", "state.apply"));
+        assert!(!glob_match("web?", "web10"));
+        assert!(glob_match("*a*b", "xxaxxb"));
     }
 
     #[test]

@@ -1,37 +1,37 @@
+use super::filter_bar::TimeSelect;
 use leptos::callback::UnsyncCallback;
 use leptos::html::Input;
 use leptos::prelude::*;
 use leptos_router::hooks::{use_navigate, use_query_map};
 use leptos_router::NavigateOptions;
+use saltscope_core::export::{ExportKind, ViewFilter};
 use saltscope_core::model::PublishSource;
 use saltscope_core::query::audit::{AuditCursor, AuditEntry, AuditFilter, AuditKind};
-use saltscope_core::query::filter::{encode_query, percent_encode, TIME_PRESETS};
-use saltscope_core::text::{jid_start_time, utc_timestamp};
+use saltscope_core::route::{link, param};
+use saltscope_core::time::{jid_start_time, utc_timestamp};
+use saltscope_core::views;
 
 use super::error::{ErrorPanel, Notes};
 use super::export::ExportPanel;
-use super::use_connection;
-use crate::engine::Aborter;
-use saltscope_core::export::{ExportKind, ViewFilter};
+use super::use_view;
 
 /// Who ran what, on which target, when.
 #[component]
 pub fn AuditPage() -> impl IntoView {
-    let connection = use_connection();
     let query = use_query_map();
     let navigate = use_navigate();
     let filter = Memo::new(move |_| query.with(|q| AuditFilter::from_query(|k| q.get_str(k))));
-    let cursor =
-        Memo::new(move |_| query.with(|q| q.get("after").and_then(|a| AuditCursor::parse(&a))));
-    let aborter = StoredValue::new_local(Aborter::default());
-    let page = LocalResource::new(move || {
-        let (f, c) = (filter.get().0, cursor.get());
-        let signal = aborter.try_update_value(Aborter::renew).flatten();
-        async move {
-            let engine = connection.await?;
-            crate::api::audit(&engine, &f, c.as_ref(), signal.as_ref()).await
-        }
+    let cursor = Memo::new(move |_| {
+        query.with(|q| q.get(param::AFTER).and_then(|a| AuditCursor::parse(&a)))
     });
+    let page = use_view(
+        "audit",
+        move || (filter.get().0, cursor.get()),
+        |engine, (filter, cursor)| async move {
+            let ctx = engine.context(None);
+            views::audit(&engine.transport, &ctx, &filter, cursor.as_ref()).await
+        },
+    );
     let (user, fun, target, risky) = (
         NodeRef::<Input>::new(),
         NodeRef::<Input>::new(),
@@ -42,15 +42,15 @@ pub fn AuditPage() -> impl IntoView {
     let apply = UnsyncCallback::new(move |()| {
         let v = |r: NodeRef<Input>| r.get_untracked().map(|e| e.value()).unwrap_or_default();
         let pairs = [
-            ("user", v(user)),
-            ("fun", v(fun)),
-            ("target", v(target)),
+            (param::USER, v(user)),
+            (param::FUN, v(fun)),
+            (param::TARGET, v(target)),
             (
-                "time",
+                param::TIME,
                 time.get_untracked().map(|s| s.value()).unwrap_or_default(),
             ),
             (
-                "risky",
+                param::RISKY,
                 if risky.get_untracked().is_some_and(|e| e.checked()) {
                     "1".into()
                 } else {
@@ -66,7 +66,7 @@ pub fn AuditPage() -> impl IntoView {
                 .filter(|v| !v.is_empty())
         });
         navigate(
-            &format!("/audit{}", encode_query(&next.to_query())),
+            &link::audit(&next, None),
             NavigateOptions {
                 scroll: false,
                 ..NavigateOptions::default()
@@ -74,55 +74,45 @@ pub fn AuditPage() -> impl IntoView {
         );
     });
     let current = move || filter.get().0;
-    let next_link = move |c: AuditCursor| {
-        let mut pairs = current().to_query();
-        pairs.push(("after", c.to_param()));
-        format!("/audit{}", encode_query(&pairs))
-    };
+    let next_link = move |c: AuditCursor| link::audit(&current(), Some(&c));
     view! {
         <h1>"Audit"</h1>
         <form class="filter-bar" role="search" aria-label="Filter" on:submit=move |ev| { ev.prevent_default(); apply.run(()); }>
             <label>"User " <input node_ref=user name="user" placeholder="sudo_alice, root" prop:value=move || current().users.join(",")/></label>
             <label>"Function " <input node_ref=fun name="fun" placeholder="cmd.*" prop:value=move || current().functions.join(",")/></label>
             <label>"Target " <input node_ref=target name="target" placeholder="*" prop:value=move || current().targets.join(",")/></label>
-            <label>"Time "
-                <select node_ref=time name="time" on:change=move |_| apply.run(())>
-                    {TIME_PRESETS.iter().map(|(key, label, _)| {
-                        let key = *key;
-                        view! { <option value=key selected=move || current().time.to_param() == key>{*label}</option> }
-                    }).collect_view()}
-                </select>
-            </label>
+            <TimeSelect select=time current=Signal::derive(move || current().time.to_param()) apply=apply/>
             <label><input node_ref=risky type="checkbox" name="risky" on:change=move |_| apply.run(()) prop:checked=move || current().risky_only/>" High-risk only"</label>
             <button type="submit">"Apply"</button>
         </form>
         <ExportPanel kinds=vec![ExportKind::Audit] filter=Signal::derive(move || ViewFilter::Audit(filter.get().0))/>
-        {move || match page.get() {
-            None => view! { <p class="loading">"Loading the audit trail…"</p> }.into_any(),
-            Some(Err(e)) => view! { <ErrorPanel error=e/> }.into_any(),
-            Some(Ok(p)) => {
+        {move || match (page.error(), page.ok()) {
+            (Some(e), _) => view! { <ErrorPanel error=e retry=page.retry()/> }.into_any(),
+            (_, None) => view! { <p class="loading">"Loading the audit trail…"</p> }.into_any(),
+            (_, Some(p)) => {
                 let source = match p.source {
                     Some(PublishSource::Event) => "from the master's publish events",
                     Some(PublishSource::JobCache) => "from the master job cache",
                     None => "",
                 };
                 let count = p.total.map(|t| format!("{t} published jobs {source}")).unwrap_or_default();
+                let next = p.next.clone();
                 view! {
                     <p class="count">{count}</p>
-                    <Notes notes=p.notes/>
+                    <Notes notes=p.notes.clone()/>
                     {p.entries.is_empty().then(|| view! { <p class="notice">"Nothing matches."</p> })}
-                    <table class="audit">
+                    <table class="audit" aria-label="Audit trail">
                         <thead><tr><th>"When"</th><th>"User"</th><th>"Function"</th><th>"Arguments"</th><th>"Target"</th><th>"Minions"</th><th>"Job"</th><th>"Risk"</th></tr></thead>
-                        <tbody>{p.entries.into_iter().map(audit_row).collect_view()}</tbody>
+                        <tbody>{p.entries.iter().map(audit_row).collect_view()}</tbody>
                     </table>
-                    <nav class="pager">{p.next.map(|c| view! { <a href=next_link(c)>"Older"</a> })}</nav>
+                    <nav class="pager" aria-label="Pages">{next.map(|c| view! { <a href=next_link(c)>"Older"</a> })}</nav>
                 }.into_any()
             }
         }}
     }
 }
 
-fn audit_row(e: AuditEntry) -> impl IntoView {
+fn audit_row(e: &AuditEntry) -> impl IntoView {
     let when = e
         .stamp
         .as_deref()
@@ -136,17 +126,14 @@ fn audit_row(e: AuditEntry) -> impl IntoView {
     };
     let risky = !e.risks.is_empty();
     let job = match e.kind {
-        AuditKind::Job => {
-            view! { <a href=format!("/job/{}", percent_encode(&e.jid))>{e.jid.clone()}</a> }
-                .into_any()
-        }
+        AuditKind::Job => view! { <a href=link::job(&e.jid)>{e.jid.clone()}</a> }.into_any(),
         AuditKind::Runner => view! { <span>{format!("{} (runner)", e.jid)}</span> }.into_any(),
     };
     view! {
         <tr class="audit-line" class:risky=risky>
             <td>{when}</td>
-            <td>{e.user.unwrap_or_default()}</td>
-            <td>{e.fun.unwrap_or_default()}</td>
+            <td>{e.user.clone().unwrap_or_default()}</td>
+            <td>{e.fun.clone().unwrap_or_default()}</td>
             <td class="args">{e.args.join(" ")}</td>
             <td>{target}</td>
             <td>{e.targeted.map(|n| n.to_string()).unwrap_or_default()}</td>

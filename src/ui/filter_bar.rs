@@ -7,12 +7,11 @@ use leptos::html::{Input, Select};
 use leptos::prelude::*;
 use leptos_router::hooks::{use_location, use_navigate, use_query_map};
 use leptos_router::NavigateOptions;
-use saltscope_core::query::filter::{
-    encode_query, JobFilter, OutcomeFilter, TimeRange, TIME_PRESETS,
-};
-use saltscope_core::text::{iso_millis, parse_utc};
+use saltscope_core::query::filter::{JobFilter, OutcomeFilter, TimeRange, TIME_PRESETS};
+use saltscope_core::route::{param, query_string};
+use saltscope_core::time::{iso_millis, parse_utc};
 
-use super::prefs;
+use super::prefs::use_prefs;
 
 /// The filter in the URL, with what did not read (shown, not swallowed).
 pub fn use_job_filter() -> Memo<(JobFilter, Vec<String>)> {
@@ -65,28 +64,28 @@ pub fn FilterBar(
         let time_choice = time.get_untracked().map(|s| s.value()).unwrap_or_default();
         let time_param = if time_choice == "custom" {
             match (parse_utc(&value(from)), parse_utc(&value(to))) {
-                (Some(a), Some(b)) => format!("{}..{}", iso_millis(a), iso_millis(b)),
+                (Ok(a), Ok(b)) => format!("{}..{}", iso_millis(a), iso_millis(b)),
                 _ => filter().time.to_param(),
             }
         } else {
             time_choice
         };
         let mut list = vec![
-            pairs("jid", value(jid)),
-            pairs("minion", value(minion)),
-            pairs("fun", value(fun)),
-            pairs("q", value(text)),
+            pairs(param::JID, value(jid)),
+            pairs(param::MINION, value(minion)),
+            pairs(param::FUN, value(fun)),
+            pairs(param::TEXT, value(text)),
             pairs(
-                "outcome",
+                param::OUTCOME,
                 outcome
                     .get_untracked()
                     .map(|s| s.value())
                     .unwrap_or_default(),
             ),
-            pairs("time", time_param),
+            pairs(param::TIME, time_param),
         ];
         if noisy.get_untracked().is_some_and(|e| e.checked()) {
-            list.push(pairs("noisy", "show".into()));
+            list.push(pairs(param::NOISY, "show".into()));
         }
         let (mut next, _) =
             JobFilter::from_query(|k| list.iter().find(|(n, _)| *n == k).map(|(_, v)| v.as_str()));
@@ -105,7 +104,7 @@ pub fn FilterBar(
             &format!(
                 "{}{}",
                 location.pathname.get_untracked(),
-                encode_query(&out)
+                query_string(&out)
             ),
             NavigateOptions {
                 scroll: false,
@@ -114,8 +113,11 @@ pub fn FilterBar(
         );
     });
 
+    let prefs = use_prefs();
     let noisy_list = move || {
-        prefs::noisy_functions()
+        prefs
+            .noisy
+            .get()
             .map(|l| l.join(", "))
             .unwrap_or_else(|| "(config.json's list)".into())
     };
@@ -162,9 +164,9 @@ pub fn FilterBar(
             </label>
             <span class="custom-range" class:hidden=move || !custom_time.get()>
                 <label>"From " <input node_ref=from type="text" name="from" placeholder="2026-12-01T00:00" size="20"
-                    prop:value=move || filter().time.bounds(crate::now_ms()).map(|(a, _)| iso_millis(a)).unwrap_or_default()/></label>
+                    prop:value=move || filter().time.bounds(crate::transport::now_ms()).map(|(a, _)| iso_millis(a)).unwrap_or_default()/></label>
                 <label>"to " <input node_ref=to type="text" name="to" placeholder="2026-12-02T00:00" size="20"
-                    prop:value=move || filter().time.bounds(crate::now_ms()).map(|(_, b)| iso_millis(b)).unwrap_or_default()/></label>
+                    prop:value=move || filter().time.bounds(crate::transport::now_ms()).map(|(_, b)| iso_millis(b)).unwrap_or_default()/></label>
             </span>
             <label class="wide">"Search " <input node_ref=text name="q" type="search" size="30"
                 placeholder="Lucene: comment:\"rm -rf\" AND minion:web*"
@@ -187,11 +189,12 @@ pub fn FilterBar(
     }
 }
 
-/// Edits this browser's list of noisy functions.
+/// Edits this browser's list of noisy functions; the views that hide them
+/// ask again at once.
 #[component]
 pub fn NoisyEditor(#[prop(into)] defaults: Signal<Vec<String>>) -> impl IntoView {
     let input = NodeRef::<Input>::new();
-    let saved = RwSignal::new(prefs::noisy_functions());
+    let saved = use_prefs().noisy;
     let shown = move || saved.get().unwrap_or_else(|| defaults.get()).join(", ");
     view! {
         <details class="noisy-editor">
@@ -200,14 +203,35 @@ pub fn NoisyEditor(#[prop(into)] defaults: Signal<Vec<String>>) -> impl IntoView
                 ev.prevent_default();
                 let text = input.get_untracked().map(|e| e.value()).unwrap_or_default();
                 let list: Vec<String> = text.split(',').map(str::trim).filter(|s| !s.is_empty()).map(str::to_string).collect();
-                prefs::set_noisy_functions(Some(&list));
                 saved.set(Some(list));
             }>
                 <label>"Hidden unless shown (globs, comma-separated): "
                     <input node_ref=input name="noisy-functions" size="50" prop:value=shown/></label>
                 <button type="submit">"Save"</button>
-                <button type="button" on:click=move |_| { prefs::set_noisy_functions(None); saved.set(None); }>"Reset"</button>
+                <button type="button" on:click=move |_| saved.set(None)>"Reset"</button>
             </form>
         </details>
+    }
+}
+
+/// "Time" with its presets (the last 15 minutes … all time); choosing one
+/// applies the filter at once.
+#[component]
+pub fn TimeSelect(
+    select: NodeRef<Select>,
+    /// The range shown, as its URL spelling (`24h`).
+    #[prop(into)]
+    current: Signal<String>,
+    apply: UnsyncCallback<()>,
+) -> impl IntoView {
+    view! {
+        <label>"Time "
+            <select node_ref=select name="time" on:change=move |_| apply.run(())>
+                {TIME_PRESETS.iter().map(|(key, label, _)| {
+                    let key = *key;
+                    view! { <option value=key selected=move || current.get() == key>{*label}</option> }
+                }).collect_view()}
+            </select>
+        </label>
     }
 }

@@ -3,7 +3,7 @@
 
 use leptos::prelude::*;
 use saltscope_core::query::histogram::Histogram;
-use saltscope_core::text::{iso_millis, utc_millis};
+use saltscope_core::time::{iso_millis, utc_millis};
 
 const WIDTH: f64 = 1000.0;
 const HEIGHT: f64 = 90.0;
@@ -74,7 +74,7 @@ pub fn HistogramChart(
             </svg>
             <figcaption>
                 <span class="axis">{utc_millis(from)}</span>
-                <span class="hover" aria-live="polite">{move || hover.get().unwrap_or_else(|| "Drag or click to zoom".into())}</span>
+                <span class="hover" role="status" aria-live="polite">{move || hover.get().unwrap_or_else(|| "Drag or click to zoom".into())}</span>
                 <span class="axis">{utc_millis(to)}</span>
             </figcaption>
         </figure>

@@ -2,29 +2,21 @@ use std::collections::HashSet;
 use std::time::Duration;
 
 use leptos::prelude::*;
-use leptos_router::hooks::{use_location, use_navigate, use_query_map};
+use leptos_router::hooks::{use_navigate, use_query_map};
 use leptos_router::NavigateOptions;
-use saltscope_core::query::filter::{encode_query, percent_encode, JobFilter, TimeRange};
-use saltscope_core::query::jobs::{
-    Cursor, JobListPage, JobListRequest, JobSummary, DEFAULT_PAGE_SIZE,
-};
-use saltscope_core::text::{jid_start_time, utc_millis};
+use saltscope_core::export::{ExportKind, ViewFilter};
+use saltscope_core::query::filter::{JobFilter, TimeRange};
+use saltscope_core::query::jobs::{Cursor, JobListPage, JobListRequest, JobSummary};
+use saltscope_core::route::{link, param, JobListUrl, Refresh};
+use saltscope_core::time::{jid_start_time, utc_millis};
+use saltscope_core::views;
 
 use super::error::{ErrorPanel, Notes};
 use super::export::ExportPanel;
-use super::filter_bar::{use_job_filter, FilterBar, FilterFields, NoisyEditor};
+use super::filter_bar::{FilterBar, FilterFields, NoisyEditor};
 use super::histogram::HistogramChart;
-use super::use_connection;
-use crate::engine::Aborter;
-use saltscope_core::export::{ExportKind, ViewFilter};
-
-/// Auto-refresh choices, as `refresh=` in the URL.
-const REFRESH: [(&str, &str, u64); 4] = [
-    ("", "Auto-refresh off", 0),
-    ("5s", "every 5 s", 5),
-    ("30s", "every 30 s", 30),
-    ("1m", "every minute", 60),
-];
+use super::prefs::use_prefs;
+use super::{use_session, use_view};
 
 /// The job list: one row per jid, newest first.
 #[component]
@@ -35,19 +27,44 @@ pub fn JobListPage() -> impl IntoView {
     }
 }
 
+/// The job list's URL state, read once per change.
+pub fn use_job_list_url() -> Memo<(JobListUrl, Vec<String>)> {
+    let query = use_query_map();
+    Memo::new(move |_| query.with(|q| JobListUrl::from_query(|k| q.get_str(k))))
+}
+
 /// The filtered, paged job list; `fixed_minion` narrows it to one minion's
 /// history (the minion page).
 #[component]
 pub fn JobList(fixed_minion: Option<String>) -> impl IntoView {
-    let connection = use_connection();
-    let query = use_query_map();
-    let filter = use_job_filter();
+    let url = use_job_list_url();
+    let prefs = use_prefs();
     let navigate = use_navigate();
-    let location = use_location();
-    let cursor = Memo::new(move |_| query.with(|q| Cursor::from_query(|k| q.get_str(k))));
-    let refresh = Memo::new(move |_| query.with(|q| q.get("refresh").unwrap_or_default()));
+    let refresh = Memo::new(move |_| url.with(|(u, _)| u.refresh));
     let tick = RwSignal::new(0u64);
-    // One interval at a time, cleared when the choice changes or the view goes.
+    let fixed = StoredValue::new(fixed_minion.clone());
+    let filter = Memo::new(move |_| {
+        let mut f = url.with(|(u, _)| u.filter.clone());
+        if let Some(m) = fixed.get_value() {
+            f.minions = vec![m];
+        }
+        f
+    });
+    let jobs = use_view(
+        "job-list",
+        move || {
+            tick.track();
+            let request = JobListRequest::new(filter.get(), url.with(|(u, _)| u.cursor.clone()));
+            (request, prefs.noisy.get())
+        },
+        |engine, (request, noisy)| async move {
+            let ctx = engine.context(noisy);
+            views::job_list(&engine.transport, &ctx, &request).await
+        },
+    );
+    // One interval at a time, cleared when the choice changes or the view
+    // goes. A tick while the last query still runs is skipped, not aborted:
+    // a query slower than the interval still finishes.
     let interval = StoredValue::new_local(None::<IntervalHandle>);
     let clear = move || {
         if let Some(h) = interval.try_update_value(Option::take).flatten() {
@@ -56,17 +73,15 @@ pub fn JobList(fixed_minion: Option<String>) -> impl IntoView {
     };
     Effect::new(move |_| {
         clear();
-        let secs = REFRESH
-            .iter()
-            .find(|(k, _, _)| *k == refresh.get())
-            .map(|r| r.2)
-            .unwrap_or(0);
+        let secs = refresh.get().seconds();
         if secs > 0 {
             let handle = set_interval_with_handle(
                 move || {
-                    tick.try_update(|t| *t += 1);
+                    if jobs.loading.try_get_untracked() == Some(false) {
+                        tick.try_update(|t| *t += 1);
+                    }
                 },
-                Duration::from_secs(secs),
+                Duration::from_secs(u64::from(secs)),
             )
             .ok();
             interval.set_value(handle);
@@ -74,98 +89,54 @@ pub fn JobList(fixed_minion: Option<String>) -> impl IntoView {
     });
     on_cleanup(clear);
 
-    let fixed = fixed_minion.clone();
-    let fixed_export = fixed_minion.clone();
-    let export_filter = Memo::new(move |_| {
-        let (mut f, _) = filter.get();
-        if let Some(m) = &fixed_export {
-            f.minions = vec![m.clone()];
-        }
-        f
-    });
-    let aborter = StoredValue::new_local(Aborter::default());
-    let jobs = LocalResource::new(move || {
-        tick.track();
-        let (mut f, _) = filter.get();
-        if let Some(m) = &fixed {
-            f.minions = vec![m.clone()];
-        }
-        let mut request = JobListRequest::new(f, crate::now_ms());
-        request.page_size = DEFAULT_PAGE_SIZE;
-        request.cursor = cursor.get();
-        let signal = aborter.try_update_value(Aborter::renew).flatten();
-        async move {
-            let engine = connection.await?;
-            request.noisy = engine.noisy();
-            crate::api::job_list(&engine, &request, signal.as_ref()).await
-        }
-    });
-    // The last answer stays on screen while the next one loads: an
-    // auto-refresh never blanks the list or loses the scroll position.
-    let page = Memo::new(move |previous: Option<&Option<Result<JobListPage, _>>>| {
-        jobs.get().or_else(|| previous.cloned().flatten())
-    });
-    let loaded = move || page.get().and_then(Result::ok);
-    let rows = Memo::new(move |_| loaded().map(|p| p.jobs).unwrap_or_default());
-    let suggestions = Signal::derive(move || loaded().map(|p| p.functions).unwrap_or_default());
+    let rows = Memo::new(move |_| jobs.ok().map(|p| p.jobs.clone()).unwrap_or_default());
+    let suggestions =
+        Signal::derive(move || jobs.ok().map(|p| p.functions.clone()).unwrap_or_default());
     let expanded = RwSignal::new(HashSet::<String>::new());
+    let session = use_session();
     let defaults = Signal::derive(move || {
-        connection
+        session
+            .startup
             .get()
             .and_then(Result::ok)
-            .map(|e| e.config.noisy_functions)
+            .map(|e| e.connection.config.noisy_functions.clone())
             .unwrap_or_default()
     });
-
-    // A link to this view with another cursor, keeping filter and refresh.
-    let minion_fixed = fixed_minion.is_some();
-    let link = move |c: Cursor| {
-        let mut pairs = filter.get().0.to_query();
-        if minion_fixed {
-            pairs.retain(|(k, _)| *k != "minion");
+    let page_link = move |cursor: Cursor| {
+        let u = url.with(|(u, _)| u.at(cursor));
+        match fixed.get_value() {
+            Some(m) => link::minion_jobs(&m, &u),
+            None => link::jobs(&u),
         }
-        pairs.extend(c.to_query());
-        let r = refresh.get();
-        if !r.is_empty() {
-            pairs.push(("refresh", r));
-        }
-        format!("{}{}", location.pathname.get(), encode_query(&pairs))
+    };
+    let quietly = NavigateOptions {
+        scroll: false,
+        ..NavigateOptions::default()
     };
     let nav = navigate.clone();
     let zoom = Callback::new(move |(from_ms, to_ms): (i64, i64)| {
-        let zoomed = JobFilter {
+        let mut u = url.get_untracked().0.at(Cursor::Newest);
+        u.filter = JobFilter {
             time: TimeRange::Absolute { from_ms, to_ms },
-            ..filter.get_untracked().0
+            ..u.filter
         };
-        let mut pairs = zoomed.to_query();
-        let r = refresh.get_untracked();
-        if !r.is_empty() {
-            pairs.push(("refresh", r));
-        }
-        nav(
-            &format!(
-                "{}{}",
-                location.pathname.get_untracked(),
-                encode_query(&pairs)
-            ),
-            NavigateOptions {
-                scroll: false,
-                ..NavigateOptions::default()
-            },
-        );
+        let href = match fixed.get_value() {
+            Some(m) => link::minion_jobs(&m, &u),
+            None => link::jobs(&u),
+        };
+        nav(&href, quietly.clone());
     });
     let set_refresh = move |value: String| {
-        let mut q = query.get_untracked();
-        q.remove("refresh");
-        if !value.is_empty() {
-            q.insert("refresh", value);
-        }
+        let u = JobListUrl {
+            refresh: Refresh::parse(&value),
+            ..url.get_untracked().0
+        };
+        let href = match fixed.get_value() {
+            Some(m) => link::minion_jobs(&m, &u),
+            None => link::jobs(&u),
+        };
         navigate(
-            &format!(
-                "{}{}",
-                location.pathname.get_untracked(),
-                q.to_query_string()
-            ),
+            &href,
             NavigateOptions {
                 replace: true,
                 scroll: false,
@@ -173,38 +144,36 @@ pub fn JobList(fixed_minion: Option<String>) -> impl IntoView {
             },
         );
     };
+    let minion_fixed = fixed_minion.is_some();
 
     view! {
         <FilterBar suggestions=suggestions
             fields=FilterFields { jid: true, minion: !minion_fixed, outcome: true }
-            keep=vec!["refresh"]/>
+            keep=vec![param::REFRESH]/>
         <div class="list-tools">
-            <span class="count" aria-live="polite">{move || loaded().map(|p| count_line(&p)).unwrap_or_default()}</span>
-            {move || jobs.get().is_none().then(|| view! { <span class="loading">"Loading…"</span> })}
+            <span class="count" aria-live="polite">{move || jobs.ok().map(|p| count_line(&p)).unwrap_or_default()}</span>
+            {move || jobs.loading.get().then(|| view! { <span class="loading">"Loading…"</span> })}
             <label>
                 <select aria-label="Auto-refresh" on:change=move |ev| set_refresh(event_target_value(&ev))>
-                    {REFRESH.iter().map(|(key, label, _)| {
-                        let key = *key;
-                        view! { <option value=key selected=move || refresh.get() == key>{*label}</option> }
+                    {Refresh::ALL.iter().map(|r| {
+                        let r = *r;
+                        view! { <option value=r.to_param() selected=move || refresh.get() == r>{r.label()}</option> }
                     }).collect_view()}
                 </select>
             </label>
             <NoisyEditor defaults=defaults/>
         </div>
         <ExportPanel kinds=vec![ExportKind::Jobs, ExportKind::Returns, ExportKind::States]
-            filter=Signal::derive(move || ViewFilter::Jobs(export_filter.get()))/>
-        {move || match page.get() {
-            Some(Err(e)) => Some(view! { <ErrorPanel error=e/> }),
-            _ => None,
-        }}
-        {move || loaded().and_then(|p| p.histogram).map(|h| view! { <HistogramChart histogram=h on_zoom=zoom/> })}
-        {move || loaded().map(|p| view! { <Notes notes=p.notes/> })}
-        {move || loaded().is_some_and(|p| p.jobs.is_empty()).then(|| view! {
+            filter=Signal::derive(move || ViewFilter::Jobs(filter.get()))/>
+        {move || jobs.error().map(|e| view! { <ErrorPanel error=e retry=jobs.retry()/> })}
+        {move || jobs.ok().and_then(|p| p.histogram.clone()).map(|h| view! { <HistogramChart histogram=h on_zoom=zoom/> })}
+        {move || jobs.ok().map(|p| view! { <Notes notes=p.notes.clone()/> })}
+        {move || jobs.ok().is_some_and(|p| p.jobs.is_empty()).then(|| view! {
             <p class="notice">"No jobs match. Widen the time range or the filter, or check that the index pattern in config.json matches the returner's indices."</p>
         })}
-        <table class="jobs">
+        <table class="jobs" aria-label="Jobs" aria-busy=move || jobs.loading.get().to_string()>
             <thead><tr>
-                <th></th><th>"Job"</th><th>"Started"</th><th>"Function"</th><th>"Arguments"</th><th>"Target"</th><th>"User"</th>
+                <th><span class="visually-hidden">"Details"</span></th><th>"Job"</th><th>"Started"</th><th>"Function"</th><th>"Arguments"</th><th>"Target"</th><th>"User"</th>
                 <th>"Returned"</th><th>"Succeeded"</th><th>"Failed"</th><th>"Missing"</th><th>"States"</th>
             </tr></thead>
             <tbody>
@@ -213,8 +182,8 @@ pub fn JobList(fixed_minion: Option<String>) -> impl IntoView {
             </tbody>
         </table>
         <nav class="pager" aria-label="Pages">
-            {move || loaded().and_then(|p| p.newer).map(|c| view! { <a href=link(Cursor::Newest)>"Newest"</a><a href=link(c)>"Newer jobs"</a> })}
-            {move || loaded().and_then(|p| p.older).map(|c| view! { <a href=link(c)>"Older jobs"</a> })}
+            {move || jobs.ok().and_then(|p| p.newer.clone()).map(|c| view! { <a href=page_link(Cursor::Newest)>"Newest"</a><a href=page_link(c)>"Newer jobs"</a> })}
+            {move || jobs.ok().and_then(|p| p.older.clone()).map(|c| view! { <a href=page_link(c)>"Older jobs"</a> })}
         </nav>
     }
 }
@@ -264,7 +233,7 @@ fn job_row(job: JobSummary, expanded: RwSignal<HashSet<String>>) -> impl IntoVie
         job.succeeded().to_string()
     };
     let args = publish.args.join(" ");
-    let href = format!("/job/{}", percent_encode(&job.jid));
+    let href = link::job(&job.jid);
     let any_missing = !missing.is_empty();
     let jid = job.jid.clone();
     let is_open = {
@@ -286,12 +255,23 @@ fn job_row(job: JobSummary, expanded: RwSignal<HashSet<String>>) -> impl IntoVie
         move || {
             is_open().then(|| {
                 let failed = job.failed_minions.clone();
-                let minions = publish.minions.clone();
+                let targeted = publish
+                    .minions
+                    .as_ref()
+                    .map(|m| format!("{} minions: {}", m.len(), m.join(", ")))
+                    .unwrap_or_else(|| "unknown (no publish event)".into());
+                let unknown = (!publish.unknown_minions.is_empty()).then(|| {
+                    format!(
+                        "{} (not known to the master when published)",
+                        publish.unknown_minions.join(", ")
+                    )
+                });
                 view! {
                     <tr class="job-detail"><td></td><td colspan="11">
                         <dl class="publish">
                             <dt>"Arguments"</dt><dd>{publish.args.join(" ")}</dd>
-                            <dt>"Targeted"</dt><dd>{minions.map(|m| format!("{} minions: {}", m.len(), m.join(", "))).unwrap_or_else(|| "unknown (no publish event)".into())}</dd>
+                            <dt>"Targeted"</dt><dd>{targeted}</dd>
+                            {unknown.map(|u| view! { <dt>"Unknown minions"</dt><dd>{u}</dd> })}
                             <dt>"Failed minions"</dt><dd>{if failed.is_empty() { "none".to_string() } else { failed.join(", ") }}</dd>
                             <dt>"Returns"</dt><dd>{format!("{} to {}",
                                 job.first_return_ms.map(utc_millis).unwrap_or_default(),

@@ -1,47 +1,48 @@
+use std::collections::HashMap;
+use std::sync::Arc;
+
 use leptos::prelude::*;
 use leptos_router::hooks::{use_params_map, use_query_map};
 use saltscope_core::model::output::StateOutput;
-use saltscope_core::model::{Outcome, PublishInfo, PublishSource, ReturnData, ReturnDoc};
-use saltscope_core::query::filter::encode_query;
-use saltscope_core::query::job::{JobDetail, MissingMinion};
-use saltscope_core::text::{jid_start_time, utc_timestamp};
+use saltscope_core::model::{
+    is_state_function, Outcome, PublishInfo, PublishSource, ReturnData, ReturnDoc,
+};
+use saltscope_core::query::compare::{CompareRequest, RunRef};
+use saltscope_core::query::job::{states_total, JobDetail, MissingMinion, MissingReason};
+use saltscope_core::route::{link, StateView};
+use saltscope_core::time::{jid_start_time, utc_timestamp};
+use saltscope_core::views;
 
 use super::error::{ErrorPanel, Notes};
-use super::states::{StateTable, StateView, SummaryLines};
-use super::use_connection;
+use super::states::{StateTable, SummaryLines};
+use super::timeline::Timeline;
+use super::use_view;
 use super::value::value_tree;
-use crate::engine::Aborter;
+use super::visible::{when_near, FoldedText, ShowMore};
+use crate::transport::{now_ms, sleep};
+use leptos::task::spawn_local;
 
 /// One job: the publish data, every minion's return, and who never returned.
+/// Switching the state output redraws the states, not the page.
 #[component]
 pub fn JobPage() -> impl IntoView {
-    let connection = use_connection();
     let params = use_params_map();
     let query = use_query_map();
     let jid = Memo::new(move |_| params.read().get("jid").unwrap_or_default());
-    let view_as = Memo::new(move |_| {
-        query.with(|q| StateView {
-            output: StateOutput::parse(q.get_str("output").unwrap_or("")),
-            problems_only: q.get_str("only") == Some("problems"),
-            by_sls: q.get_str("group") == Some("sls"),
-        })
-    });
-    let aborter = StoredValue::new_local(Aborter::default());
-    let detail = LocalResource::new(move || {
-        let jid = jid.get();
-        let signal = aborter.try_update_value(Aborter::renew).flatten();
-        async move {
-            let engine = connection.await?;
-            crate::api::job(&engine, &jid, signal.as_ref()).await
-        }
-    });
+    let view_as = Memo::new(move |_| query.with(|q| StateView::from_query(|k| q.get_str(k))));
+    let detail = use_view(
+        "job",
+        move || jid.get(),
+        |engine, jid| async move { views::job(&engine.transport, &engine.context(None), &jid).await },
+    );
     view! {
         <h1>"Job " <span class="jid">{move || jid.get()}</span></h1>
         <StateViewPicker jid=jid view_as=view_as/>
-        {move || match detail.get() {
-            None => view! { <p class="loading">"Loading job…"</p> }.into_any(),
-            Some(Err(e)) => view! { <ErrorPanel error=e/> }.into_any(),
-            Some(Ok(job)) => job_view(job, view_as.get()).into_any(),
+        {move || match (detail.answer.with(Option::is_none), detail.error(), detail.ok()) {
+            (true, _, _) => view! { <p class="loading">"Loading job…"</p> }.into_any(),
+            (_, Some(e), _) => view! { <ErrorPanel error=e retry=detail.retry()/> }.into_any(),
+            (_, _, Some(job)) => view! { <JobView job=job view_as=view_as/> }.into_any(),
+            _ => ().into_any(),
         }}
     }
 }
@@ -49,19 +50,8 @@ pub fn JobPage() -> impl IntoView {
 /// Links that switch Salt's output modes, kept in the URL.
 #[component]
 fn StateViewPicker(jid: Memo<String>, view_as: Memo<StateView>) -> impl IntoView {
-    let href = move |v: StateView| {
-        let mut pairs = Vec::new();
-        if v.output != StateOutput::Full {
-            pairs.push(("output", v.output.name().to_string()));
-        }
-        if v.problems_only {
-            pairs.push(("only", "problems".to_string()));
-        }
-        if v.by_sls {
-            pairs.push(("group", "sls".to_string()));
-        }
-        format!("/job/{}{}", jid.get(), encode_query(&pairs))
-    };
+    let href = move |v: StateView| link::job_view(&jid.get(), v);
+    let current = |on: bool| if on { "mode current" } else { "mode" };
     view! {
         <nav class="state-view" aria-label="State output">
             <span>"state_output: "</span>
@@ -69,44 +59,203 @@ fn StateViewPicker(jid: Memo<String>, view_as: Memo<StateView>) -> impl IntoView
                 let mode = *mode;
                 view! {
                     <a href=move || href(StateView { output: mode, ..view_as.get() })
-                        class=move || if view_as.get().output == mode { "mode current" } else { "mode" }>{mode.name()}</a>
+                        class=move || current(view_as.get().output == mode)
+                        aria-current=move || (view_as.get().output == mode).then_some("true")>{mode.name()}</a>
                 }
             }).collect_view()}
             <a href=move || { let v = view_as.get(); href(StateView { problems_only: !v.problems_only, ..v }) }
-                class=move || if view_as.get().problems_only { "mode current" } else { "mode" }>"failures and changes only"</a>
+                class=move || current(view_as.get().problems_only)
+                aria-pressed=move || view_as.get().problems_only.to_string()>"failures and changes only"</a>
             <a href=move || { let v = view_as.get(); href(StateView { by_sls: !v.by_sls, ..v }) }
-                class=move || if view_as.get().by_sls { "mode current" } else { "mode" }>"group by SLS"</a>
+                class=move || current(view_as.get().by_sls)
+                aria-pressed=move || view_as.get().by_sls.to_string()>"group by SLS"</a>
         </nav>
     }
 }
 
-fn job_view(job: JobDetail, view_as: StateView) -> impl IntoView {
-    let (ok, failed, states) = job.totals();
-    let empty = job.returns.is_empty();
+/// Minion sections drawn at first, and per step when scrolling on.
+const SECTIONS_STEP: usize = 50;
+/// Up to this many minions on the page, every return's data is fetched at
+/// once; beyond, each when its section comes near the screen.
+const EAGER_MINIONS: usize = 20;
+
+#[component]
+fn JobView(job: Arc<JobDetail>, view_as: Memo<StateView>) -> impl IntoView {
     let started = jid_start_time(&job.jid).unwrap_or_default();
+    // What a young job's live follow updates; the rest stays as it was.
+    let returns = RwSignal::new(job.returns.clone());
+    let counts = RwSignal::new((job.total_returns, job.outcomes()));
+    let missing = RwSignal::new(job.missing.clone());
+    let timeline = RwSignal::new(job.timeline.clone());
+    let opened_ms = now_ms();
+    let following = RwSignal::new(job.still_running(opened_ms) || job.is_empty());
+    let empty = RwSignal::new(job.is_empty());
+    let more = RwSignal::new(job.more.clone());
+    let loading_more = RwSignal::new(false);
+    // Each return's data once fetched, by document: the state totals need all.
+    let loaded = RwSignal::new(HashMap::<String, Arc<ReturnDoc>>::new());
+    let sections = RwSignal::new(SECTIONS_STEP);
+    let eager = job.total_returns as usize <= EAGER_MINIONS;
+    let session = super::use_session();
+    let jid = job.jid.clone();
+    let load_more = {
+        let jid = jid.clone();
+        Callback::new(move |()| {
+            let (Some(after), false) = (more.get_untracked(), loading_more.get_untracked()) else {
+                return;
+            };
+            let Some(Ok(engine)) = session.startup.get_untracked() else {
+                return;
+            };
+            loading_more.set(true);
+            let jid = jid.clone();
+            spawn_local(async move {
+                let ctx = engine.context(None);
+                if let Ok(page) = views::job_returns(&engine.transport, &ctx, &jid, &after).await {
+                    returns.try_update(|r| r.extend(page.returns));
+                    more.try_set(page.more);
+                }
+                loading_more.try_set(false);
+            });
+        })
+    };
+    follow(jid.clone(), following, opened_ms, move |j: JobDetail| {
+        empty.set(j.is_empty());
+        // Only the first page is re-read: a job beyond it pages as before.
+        if more.get_untracked().is_none() {
+            returns.set(j.returns.clone());
+        }
+        counts.set((j.total_returns, j.outcomes()));
+        missing.set(j.missing.clone());
+        timeline.set(j.timeline.clone());
+    });
+    let states_line = move || {
+        let total = counts.get().0;
+        loaded.with(|l| {
+            (l.len() as u64 == total)
+                .then(|| states_total(l.values().map(|d| d.as_ref())))
+                .flatten()
+                .map(|s| view! { <span class="state-totals">{s.lines().join(" · ")}</span> })
+        })
+    };
+    let chips = move || {
+        returns.with(|r| {
+            r.iter()
+                .take(sections.get())
+                .map(|r| {
+                    let class = format!("chip chip-{}", outcome_name(r.outcome()));
+                    let href = format!("#{}", link::minion_anchor(&r.minion));
+                    view! { <a class=class href=href>{r.minion.clone()}</a> }
+                })
+                .collect_view()
+        })
+    };
+    let unshown = move || returns.with(Vec::len).saturating_sub(sections.get());
+    let total = move || counts.get().0;
+    let succeeded = move || counts.get().1 .0;
+    let failed = move || counts.get().1 .1;
+    let any_failed = move || failed() > 0;
     view! {
         <PublishPanel publish=job.publish.clone() started=started/>
+        {move || following.get().then(|| view! {
+            <p class="following" role="status">
+                {move || {
+                    let targeted = counts.get().0 + missing.with(Vec::len) as u64;
+                    if empty.get() {
+                        "Following this job live: waiting for its first documents".to_string()
+                    } else {
+                        format!("Following this job live: {} of {targeted} minions answered", counts.get().0)
+                    }
+                }}
+                " "<button type="button" on:click=move |_| following.set(false)>"Stop following"</button>
+            </p>
+        })}
         <section class="totals" aria-label="Totals">
-            <span>{format!("Minions returned: {}", job.returns.len())}</span>
-            <span class="ok">{format!("Succeeded: {ok}")}</span>
-            <span class:bad={failed > 0}>{format!("Failed: {failed}")}</span>
-            {(!job.missing.is_empty()).then(|| view! { <span class="bad">{format!("Missing: {}", job.missing.len())}</span> })}
-            {states.map(|s| view! { <span class="state-totals">{s.lines().join(" · ")}</span> })}
+            <span>{move || format!("Minions returned: {}", total())}</span>
+            <span class="ok">{move || format!("Succeeded: {}", succeeded())}</span>
+            <span class:bad=any_failed>{move || format!("Failed: {}", failed())}</span>
+            {move || (!missing.with(Vec::is_empty)).then(|| view! { <span class="bad">{format!("Missing: {}", missing.with(Vec::len))}</span> })}
+            {states_line}
         </section>
         <Notes notes=job.notes.clone()/>
-        {empty.then(|| view! { <p class="notice">"No return document holds this jid."</p> })}
+        {move || (total() == 0).then(|| view! { <p class="notice">"No return document holds this jid."</p> })}
+        <Timeline timeline=timeline/>
         <nav class="chips" aria-label="Minions">
-            {job.returns.iter().map(|r| {
-                let class = format!("chip chip-{}", outcome_name(r.outcome()));
-                let href = format!("#minion-{}", anchor(&r.minion));
-                view! { <a class=class href=href>{r.minion.clone()}</a> }
-            }).collect_view()}
-            {job.missing.iter().map(|m| view! { <span class="chip chip-missing">{m.minion.clone()}</span> }).collect_view()}
+            {chips}
+            {move || missing.with(|m| m.iter().take(SECTIONS_STEP).map(|m| view! { <span class="chip chip-missing">{m.minion.clone()}</span> }).collect_view())}
         </nav>
-        <MissingList missing=job.missing.clone()/>
-        {job.returns.into_iter().map(|r| view! { <MinionReturn ret=r view_as=view_as/> }).collect_view()}
+        <MissingList missing=missing following=following/>
+        <For each=move || returns.with(|r| r.iter().take(sections.get()).cloned().collect::<Vec<_>>())
+            key=|r| (r.index.clone(), r.id.clone()) let(summary)>
+            <MinionReturn summary=summary eager=eager view_as=view_as loaded=loaded/>
+        </For>
+        {move || (unshown() > 0).then(|| view! {
+            <ShowMore label=Signal::derive(move || format!("Show {} more minions", unshown().min(SECTIONS_STEP)))
+                more=Callback::new(move |()| sections.update(|n| *n += SECTIONS_STEP))/>
+        })}
+        {move || (unshown() == 0 && more.with(Option::is_some)).then(|| view! {
+            <ShowMore label=Signal::derive(move || format!("Load more minions ({} of {} loaded)", returns.with(Vec::len), total()))
+                more=load_more/>
+        })}
     }
 }
+
+/// While `following`, asks for the job again every [`FOLLOW_EVERY_MS`] and
+/// hands each answer to `update`; stops when the job is done (every
+/// targeted minion answered, or too old to wait for), when nothing of it
+/// came within [`WAIT_FOR_NEW_MS`] of opening, or when the page goes.
+fn follow(
+    jid: String,
+    following: RwSignal<bool>,
+    opened_ms: i64,
+    update: impl Fn(JobDetail) + Clone + 'static,
+) {
+    let session = super::use_session();
+    let generation = StoredValue::new(0u32);
+    Effect::new(move |_| {
+        let Some(run) = generation.try_update_value(|g| {
+            *g += 1;
+            *g
+        }) else {
+            return;
+        };
+        if !following.get() {
+            return;
+        }
+        let (jid, update) = (jid.clone(), update.clone());
+        spawn_local(async move {
+            let current = move || generation.try_get_value() == Some(run);
+            while current() {
+                sleep(FOLLOW_EVERY_MS).await;
+                let Some(Ok(engine)) = session.startup.get_untracked() else {
+                    return;
+                };
+                let answer = views::job(&engine.transport, &engine.context(None), &jid).await;
+                if !current() {
+                    return;
+                }
+                if let Ok(j) = answer {
+                    let now = now_ms();
+                    let running =
+                        j.still_running(now) || (j.is_empty() && now - opened_ms < WAIT_FOR_NEW_MS);
+                    update(j);
+                    if !running {
+                        following.set(false);
+                    }
+                }
+            }
+        });
+    });
+    on_cleanup(move || {
+        generation.try_update_value(|g| *g += 1);
+    });
+}
+
+/// How often a young job is asked for again.
+const FOLLOW_EVERY_MS: u64 = 2_000;
+/// How long a jid with nothing in the engine is waited for: a job just
+/// published (its jid fresh from the CLI) is searchable within seconds.
+const WAIT_FOR_NEW_MS: i64 = 30_000;
 
 #[component]
 fn PublishPanel(publish: Option<PublishInfo>, started: String) -> impl IntoView {
@@ -142,64 +291,141 @@ fn PublishPanel(publish: Option<PublishInfo>, started: String) -> impl IntoView 
 }
 
 #[component]
-fn MissingList(missing: Vec<MissingMinion>) -> impl IntoView {
-    (!missing.is_empty()).then(|| {
-        view! {
-            <section class="missing" aria-label="Missing minions">
-                <h2>"Targeted, no return"</h2>
-                <ul>
-                    {missing.into_iter().map(|m| {
-                        let why = if m.returned_to_master {
-                            "returned to the master, but its return document was not written (the returner lost it)"
-                        } else {
-                            "no return: the minion did not answer, or its return was never sent"
-                        };
-                        view! { <li><strong>{m.minion}</strong>" — "{why}</li> }
-                    }).collect_view()}
-                </ul>
-            </section>
-        }
-    })
+fn MissingList(missing: RwSignal<Vec<MissingMinion>>, following: RwSignal<bool>) -> impl IntoView {
+    move || {
+        (!missing.with(Vec::is_empty)).then(|| {
+            let waiting = following.get();
+            view! {
+                <section class="missing" aria-label="Missing minions">
+                    <h2>{if waiting { "Targeted, not answered yet" } else { "Targeted, no return" }}</h2>
+                    <ul>
+                        {missing.get().into_iter().map(|m| {
+                            let why = if waiting && m.reason != MissingReason::UnknownToMaster {
+                                "still running, or not answering"
+                            } else {
+                                m.reason.explain()
+                            };
+                            view! { <li><strong>{m.minion}</strong>" — "{why}</li> }
+                        }).collect_view()}
+                    </ul>
+                </section>
+            }
+        })
+    }
 }
 
+/// One minion's return: its heading from the summary at once, its data
+/// fetched on its own (at once on a small job, else when near the screen).
 #[component]
-fn MinionReturn(ret: ReturnDoc, view_as: StateView) -> impl IntoView {
-    let outcome = ret.outcome();
-    let raw = serde_json::to_string_pretty(&ret.source).unwrap_or_default();
-    let retcode = ret
+fn MinionReturn(
+    summary: ReturnDoc,
+    eager: bool,
+    view_as: Memo<StateView>,
+    loaded: RwSignal<HashMap<String, Arc<ReturnDoc>>>,
+) -> impl IntoView {
+    let outcome = summary.outcome();
+    let retcode = summary
         .retcode
         .map(|c| format!("retcode {c}"))
         .unwrap_or_else(|| "no retcode".into());
-    let when = ret
+    let when = summary
         .timestamp
         .as_deref()
         .map(utc_timestamp)
         .unwrap_or_default();
-    let body = match ret.data {
-        ReturnData::States(states) => view! {
-            <SummaryLines runs=states.runs.clone()/>
-            <StateTable runs=states.runs view_as=view_as/>
+    let load = RwSignal::new(eager);
+    let node = NodeRef::<leptos::html::Div>::new();
+    when_near(node, move || load.set(true));
+    let (index, id) = (summary.index.clone(), summary.id.clone());
+    view! {
+        <section class=format!("minion minion-{}", outcome_name(outcome)) id=link::minion_anchor(&summary.minion) aria-label=summary.minion.clone()>
+            <h2>
+                <span class="minion-id">{summary.minion.clone()}</span>
+                <span class=format!("outcome outcome-{}", outcome_name(outcome))>{outcome_label(outcome)}</span>
+                <span class="meta">{format!("{} · {retcode} · {when}", summary.fun)}</span>
+            </h2>
+            {is_state_function(&summary.fun).then(|| {
+                let previous = CompareRequest {
+                    a: RunRef { jid: summary.jid.clone(), minion: summary.minion.clone() },
+                    b: None,
+                };
+                view! { <p class="compare-link"><a href=link::compare(&previous)>"Compare with the previous run"</a></p> }
+            })}
+            <Notes notes=summary.notes.clone()/>
+            <div node_ref=node>
+                {move || if load.get() {
+                    view! { <ReturnBody index=index.clone() id=id.clone() view_as=view_as loaded=loaded/> }.into_any()
+                } else {
+                    view! { <button type="button" on:click=move |_| load.set(true)>"Show output"</button> }.into_any()
+                }}
+            </div>
+        </section>
+    }
+}
+
+/// A return's data: states as Salt prints them, text, a tree.
+#[component]
+fn ReturnBody(
+    index: String,
+    id: String,
+    view_as: Memo<StateView>,
+    loaded: RwSignal<HashMap<String, Arc<ReturnDoc>>>,
+) -> impl IntoView {
+    let key = format!("{index}/{id}");
+    let data = use_view(
+        "job-return",
+        move || (),
+        move |engine, ()| {
+            let (index, id) = (index.clone(), id.clone());
+            async move { views::job_return(&engine.transport, &index, &id).await }
+        },
+    );
+    Effect::new(move |_| {
+        if let Some(doc) = data.ok() {
+            loaded.update(|l| {
+                l.insert(key.clone(), doc);
+            });
+        }
+    });
+    move || match (data.error(), data.ok()) {
+        (Some(e), _) => view! { <ErrorPanel error=e retry=data.retry()/> }.into_any(),
+        (_, None) => view! { <p class="loading">"Loading the output…"</p> }.into_any(),
+        (_, Some(ret)) => return_body(ret, view_as).into_any(),
+    }
+}
+
+fn return_body(ret: Arc<ReturnDoc>, view_as: Memo<StateView>) -> impl IntoView {
+    let body = match &ret.data {
+        ReturnData::States(_) => view! {
+            <SummaryLines ret=ret.clone()/>
+            <StateTable ret=ret.clone() view_as=view_as/>
         }
         .into_any(),
         ReturnData::StateError(lines) => view! {
             <div class="state-error"><strong>"The state run did not start:"</strong><pre class="text">{lines.join("\n")}</pre></div>
         }
         .into_any(),
-        ReturnData::Text(text) => view! { <pre class="text return-text">{text}</pre> }.into_any(),
-        ReturnData::Structured(value) => view! { <div class="return-tree">{value_tree(&value)}</div> }.into_any(),
+        ReturnData::Text(text) => view! { <FoldedText text={Arc::<str>::from(text.as_str())} class="text return-text"/> }.into_any(),
+        ReturnData::Structured(value) => view! { <div class="return-tree">{value_tree(value)}</div> }.into_any(),
         ReturnData::Missing => view! { <p class="notice">"This return holds no data."</p> }.into_any(),
+        ReturnData::Unread => view! { <p class="loading">"Loading the output…"</p> }.into_any(),
+    };
+    let raw_open = RwSignal::new(false);
+    let raw_ret = ret.clone();
+    // Pretty-printed only when opened: a return can be megabytes.
+    let raw = move || {
+        raw_open.get().then(|| {
+            let text = serde_json::to_string_pretty(&raw_ret.source).unwrap_or_default();
+            view! { <FoldedText text={Arc::<str>::from(text)} class="text"/> }
+        })
     };
     view! {
-        <section class=format!("minion minion-{}", outcome_name(outcome)) id=format!("minion-{}", anchor(&ret.minion)) aria-label=ret.minion.clone()>
-            <h2>
-                <span class="minion-id">{ret.minion.clone()}</span>
-                <span class=format!("outcome outcome-{}", outcome_name(outcome))>{outcome_label(outcome)}</span>
-                <span class="meta">{format!("{} · {retcode} · {when}", ret.fun)}</span>
-            </h2>
-            <Notes notes=ret.notes.clone()/>
-            {body}
-            <details class="raw"><summary>"Raw document"</summary><pre class="text">{raw}</pre></details>
-        </section>
+        <Notes notes=ret.notes.clone()/>
+        {body}
+        <details class="raw" on:toggle=move |ev| raw_open.set(event_target::<web_sys::HtmlDetailsElement>(&ev).open())>
+            <summary>"Raw document"</summary>
+            {raw}
+        </details>
     }
 }
 
@@ -217,19 +443,4 @@ fn outcome_label(outcome: Outcome) -> &'static str {
         Outcome::Failed => "Failed",
         Outcome::Runner => "Runner",
     }
-}
-
-/// Minion ids hold dots; element ids keep letters, digits, dashes and dots
-/// (valid in HTML ids) and replace the rest.
-fn anchor(minion: &str) -> String {
-    minion
-        .chars()
-        .map(|c| {
-            if c.is_ascii_alphanumeric() || c == '-' || c == '.' || c == '_' {
-                c
-            } else {
-                '_'
-            }
-        })
-        .collect()
 }

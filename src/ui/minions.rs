@@ -1,78 +1,72 @@
 use leptos::prelude::*;
 use leptos_router::hooks::{use_params_map, use_query_map};
 use saltscope_core::model::Outcome;
-use saltscope_core::query::filter::{encode_query, percent_encode};
 use saltscope_core::query::minions::{LatestReturn, MinionSummary};
-use saltscope_core::text::{utc_millis, utc_timestamp};
+use saltscope_core::route::{link, param};
+use saltscope_core::time::{utc_millis, utc_timestamp};
+use saltscope_core::views;
 
 use super::error::{ErrorPanel, Notes};
 use super::filter_bar::{use_job_filter, FilterBar, FilterFields};
 use super::job_list::JobList;
-use super::use_connection;
-use crate::engine::Aborter;
+use super::prefs::use_prefs;
+use super::use_view;
 
 /// Every minion that returned in the time range (`get_minions`).
 #[component]
 pub fn MinionsPage() -> impl IntoView {
-    let connection = use_connection();
     let filter = use_job_filter();
     let query = use_query_map();
-    let after = Memo::new(move |_| query.with(|q| q.get("after")));
-    let aborter = StoredValue::new_local(Aborter::default());
-    let page = LocalResource::new(move || {
-        let f = filter.get().0;
-        let after = after.get();
-        let signal = aborter.try_update_value(Aborter::renew).flatten();
-        async move {
-            let engine = connection.await?;
-            crate::api::minions(&engine, &f, after.as_deref(), signal.as_ref()).await
-        }
-    });
-    let next_link = move |next: String| {
-        let mut pairs = filter.get().0.to_query();
-        pairs.push(("after", next));
-        format!("/minions{}", encode_query(&pairs))
-    };
+    let prefs = use_prefs();
+    let after = Memo::new(move |_| query.with(|q| q.get(param::AFTER)));
+    let page = use_view(
+        "minions",
+        move || (filter.get().0, after.get(), prefs.noisy.get()),
+        |engine, (filter, after, noisy)| async move {
+            let ctx = engine.context(noisy);
+            views::minions(&engine.transport, &ctx, &filter, after.as_deref()).await
+        },
+    );
+    let next_link = move |next: String| link::minions(&filter.get().0, Some(&next));
     view! {
         <h1>"Minions"</h1>
         <FilterBar suggestions=Signal::derive(Vec::new) fields=FilterFields { jid: false, minion: true, outcome: true }/>
-        {move || match page.get() {
-            None => view! { <p class="loading">"Loading minions…"</p> }.into_any(),
-            Some(Err(e)) => view! { <ErrorPanel error=e/> }.into_any(),
-            Some(Ok(p)) => {
+        {move || match (page.error(), page.ok()) {
+            (Some(e), _) => view! { <ErrorPanel error=e retry=page.retry()/> }.into_any(),
+            (_, None) => view! { <p class="loading">"Loading minions…"</p> }.into_any(),
+            (_, Some(p)) => {
                 let count = p.total_minions.map(|n| format!("{n} minions")).unwrap_or_default();
-                let empty = p.minions.is_empty();
+                let next = p.next_after.clone();
                 view! {
                     <p class="count">{count}</p>
-                    <Notes notes=p.notes/>
-                    {empty.then(|| view! { <p class="notice">"No minion returned in this range."</p> })}
-                    <table class="minions">
+                    <Notes notes=p.notes.clone()/>
+                    {p.minions.is_empty().then(|| view! { <p class="notice">"No minion returned in this range."</p> })}
+                    <table class="minions" aria-label="Minions">
                         <thead><tr><th>"Minion"</th><th>"Last return"</th><th>"Jobs"</th><th>"Returns"</th><th>"Failed"</th><th>"Latest state run"</th></tr></thead>
-                        <tbody>{p.minions.into_iter().map(minion_row).collect_view()}</tbody>
+                        <tbody>{p.minions.iter().map(minion_row).collect_view()}</tbody>
                     </table>
-                    <nav class="pager">{p.next_after.map(|n| view! { <a href=next_link(n)>"More minions"</a> })}</nav>
+                    <nav class="pager" aria-label="Pages">{next.map(|n| view! { <a href=next_link(n)>"More minions"</a> })}</nav>
                 }.into_any()
             }
         }}
     }
 }
 
-fn minion_row(m: MinionSummary) -> impl IntoView {
-    let href = format!("/minion/{}", percent_encode(&m.minion));
+fn minion_row(m: &MinionSummary) -> impl IntoView {
     view! {
         <tr>
-            <td><a href=href>{m.minion.clone()}</a></td>
+            <td><a href=link::minion(&m.minion)>{m.minion.clone()}</a></td>
             <td>{m.last_return_ms.map(utc_millis).unwrap_or_default()}</td>
             <td>{m.jobs}</td>
             <td>{m.returns}</td>
             <td class:bad={m.failed > 0}>{m.failed}</td>
-            <td>{m.latest_state_run.map(latest_cell)}</td>
+            <td>{m.latest_state_run.as_ref().map(latest_cell)}</td>
         </tr>
     }
 }
 
 /// A latest return: its outcome, when, its state counts, and a link to it.
-pub fn latest_cell(l: LatestReturn) -> impl IntoView {
+pub fn latest_cell(l: &LatestReturn) -> impl IntoView {
     let (class, word) = match l.outcome {
         Outcome::Succeeded => ("outcome outcome-succeeded", "Succeeded"),
         Outcome::Failed => ("outcome outcome-failed", "Failed"),
@@ -90,7 +84,7 @@ pub fn latest_cell(l: LatestReturn) -> impl IntoView {
     view! {
         <span class=class>{word}</span>
         " "
-        <a href=format!("/job/{}#minion-{}", percent_encode(&l.jid), percent_encode(&l.minion))>{format!("{} {when}", l.fun)}</a>
+        <a href=link::job_minion(&l.jid, &l.minion)>{format!("{} {when}", l.fun)}</a>
         {states}
     }
 }

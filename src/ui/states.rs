@@ -1,26 +1,33 @@
+use std::sync::Arc;
+
 use leptos::prelude::*;
 use saltscope_core::model::output::{
     describe_changes, diff_line_kind, group_by_sls, is_problem_or_change, terse_result, Change,
     DiffLine, StateOutput,
 };
-use saltscope_core::model::{HighstateSummary, StateResult, StateRun};
+use saltscope_core::model::{HighstateSummary, ReturnData, ReturnDoc, StateResult, StateRun};
+use saltscope_core::route::StateView;
 use saltscope_core::text::salt_duration;
 
 use super::value::value_tree;
+use super::visible::{human_bytes, ShowMore, FOLD_BYTES};
 
-/// How the job page shows states: Salt's `state_output`, `state_verbose`
-/// and grouping by SLS, all from the URL.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub struct StateView {
-    pub output: StateOutput,
-    pub problems_only: bool,
-    pub by_sls: bool,
+/// Rows drawn at first, and per step when scrolling on: a return of 10,000
+/// states opens at once.
+const ROWS_STEP: usize = 300;
+
+/// A return's states (none if it holds no states).
+fn runs_of(ret: &ReturnDoc) -> &[StateRun] {
+    match &ret.data {
+        ReturnData::States(s) => &s.runs,
+        _ => &[],
+    }
 }
 
 /// The highstate outputter's summary under a minion's states.
 #[component]
-pub fn SummaryLines(runs: Vec<StateRun>) -> impl IntoView {
-    let summary = HighstateSummary::of(&runs);
+pub fn SummaryLines(ret: Arc<ReturnDoc>) -> impl IntoView {
+    let summary = HighstateSummary::of(runs_of(&ret));
     let [succeeded, failed, total, time] = summary.lines();
     view! {
         <div class="summary" aria-label="Summary">
@@ -32,53 +39,100 @@ pub fn SummaryLines(runs: Vec<StateRun>) -> impl IntoView {
     }
 }
 
-/// A minion's states in run order, as the view asks.
+/// A minion's states in run order, as the view asks: redrawn when the
+/// output mode changes, from the return's one copy of them, and drawn in
+/// slices — more as the person scrolls on.
 #[component]
-pub fn StateTable(runs: Vec<StateRun>, view_as: StateView) -> impl IntoView {
-    let shown: Vec<StateRun> = runs
-        .into_iter()
+pub fn StateTable(ret: Arc<ReturnDoc>, view_as: Memo<StateView>) -> impl IntoView {
+    let limit = RwSignal::new(ROWS_STEP);
+    // A new mode starts from the top again.
+    Effect::new(move |_| {
+        view_as.track();
+        limit.set(ROWS_STEP);
+    });
+    let runs = ret.clone();
+    let left = Memo::new(move |_| {
+        shown_runs(runs_of(&runs), view_as.get())
+            .len()
+            .saturating_sub(limit.get())
+    });
+    view! {
+        {move || state_table(runs_of(&ret), view_as.get(), limit.get())}
+        {move || (left.get() > 0).then(|| view! {
+            <ShowMore label=Signal::derive(move || format!("Show {} more states", left.get().min(ROWS_STEP * 3)))
+                more=Callback::new(move |()| limit.update(|n| *n += ROWS_STEP * 3))/>
+        })}
+    }
+}
+
+fn shown_runs(runs: &[StateRun], view_as: StateView) -> Vec<&StateRun> {
+    runs.iter()
         .filter(|r| !view_as.problems_only || is_problem_or_change(r))
-        .collect();
+        .collect()
+}
+
+/// One line of the table: an SLS heading or a state.
+enum Line<'a> {
+    Sls(String),
+    State(&'a StateRun),
+}
+
+fn state_table(runs: &[StateRun], view_as: StateView, limit: usize) -> impl IntoView {
+    let shown = shown_runs(runs, view_as);
     let hidden_note = (view_as.problems_only && shown.is_empty())
         .then(|| view! { <p class="notice">"No failures and no changes."</p> });
-    let body = if view_as.by_sls {
-        group_by_sls(&shown)
+    let lines: Vec<Line> = if view_as.by_sls {
+        group_by_sls(shown.iter().copied())
             .into_iter()
-            .map(|(sls, runs)| {
-                let label = if sls.is_empty() { "(no SLS)".to_string() } else { format!("SLS {sls}") };
-                let heading = label.clone();
-                view! {
-                    <tbody class="sls-group" aria-label=label>
-                        <tr class="sls-heading"><th colspan="8">{heading}</th></tr>
-                        {runs.into_iter().map(|r| state_row(r.clone(), view_as.output)).collect_view()}
-                    </tbody>
-                }
+            .flat_map(|(sls, runs)| {
+                let label = if sls.is_empty() {
+                    "(no SLS)".to_string()
+                } else {
+                    format!("SLS {sls}")
+                };
+                std::iter::once(Line::Sls(label)).chain(runs.into_iter().map(Line::State))
             })
-            .collect_view()
-            .into_any()
+            .collect()
     } else {
-        view! { <tbody>{shown.into_iter().map(|r| state_row(r, view_as.output)).collect_view()}</tbody> }.into_any()
+        shown.into_iter().map(Line::State).collect()
     };
+    let mut states = 0;
+    let body = lines
+        .into_iter()
+        .take_while(|l| {
+            if matches!(l, Line::State(_)) {
+                states += 1;
+            }
+            states <= limit
+        })
+        .map(|l| match l {
+            Line::Sls(label) => view! {
+                <tr class="sls-heading"><th colspan="8" scope="colgroup">{label}</th></tr>
+            }
+            .into_any(),
+            Line::State(r) => state_row(r, view_as.output).into_any(),
+        })
+        .collect_view();
     view! {
         {hidden_note}
-        <table class="states">
+        <table class="states" aria-label="States">
             <thead><tr>
                 <th>"#"</th><th>"Result"</th><th>"ID"</th><th>"Function"</th><th>"Name"</th>
                 <th>"Comment"</th><th>"Duration"</th><th>"Changes"</th>
             </tr></thead>
-            {body}
+            <tbody>{body}</tbody>
         </table>
     }
 }
 
-fn state_row(run: StateRun, output: StateOutput) -> impl IntoView {
+fn state_row(run: &StateRun, output: StateOutput) -> impl IntoView {
     let class = match run.result {
         StateResult::True => "state state-true",
         StateResult::False => "state state-false",
         StateResult::None => "state state-none",
     };
     let not_ran = run.state_ran == Some(false);
-    let full = output.shows_full(&run);
+    let full = output.shows_full(run);
     let run_num = run.run_num.map(|n| n.to_string()).unwrap_or_default();
     let duration = run.duration_ms.map(salt_duration).unwrap_or_default();
     if !full {
@@ -90,7 +144,7 @@ fn state_row(run: StateRun, output: StateOutput) -> impl IntoView {
                 <td class="state-id">{run.id.clone()}</td>
                 <td>{run.function.clone()}</td>
                 <td class="state-name">{run.name.clone()}</td>
-                <td class="terse-result">{terse_result(&run)}</td>
+                <td class="terse-result">{terse_result(run)}</td>
                 <td class="duration">{duration}</td>
                 <td></td>
             </tr>
@@ -102,10 +156,10 @@ fn state_row(run: StateRun, output: StateOutput) -> impl IntoView {
         <tr class=class>
             <td class="run-num">{run_num}</td>
             <td class="result">{run.result.label()}{not_ran.then_some(" (did not run)")}</td>
-            <td class="state-id">{run.id}</td>
-            <td>{run.function}</td>
-            <td class="state-name">{run.name}</td>
-            <td><pre class="comment">{run.comment}</pre>
+            <td class="state-id">{run.id.clone()}</td>
+            <td>{run.function.clone()}</td>
+            <td class="state-name">{run.name.clone()}</td>
+            <td><pre class="comment">{run.comment.clone()}</pre>
                 {(!run.warnings.is_empty()).then(|| view! { <pre class="warnings">{run.warnings.join("\n")}</pre> })}</td>
             <td class="duration">{duration}</td>
             <td class="changes">{changes}</td>
@@ -119,21 +173,7 @@ fn changes_view(changes: &serde_json::Value) -> AnyView {
     describe_changes(changes)
         .into_iter()
         .map(|change| match change {
-            Change::Diff(diff) => {
-                let lines = diff
-                    .lines()
-                    .map(|line| {
-                        let class = match diff_line_kind(line) {
-                            DiffLine::Added => "diff-add",
-                            DiffLine::Removed => "diff-del",
-                            DiffLine::Hunk => "diff-hunk",
-                            DiffLine::Context => "diff-ctx",
-                        };
-                        view! { <span class=class>{format!("{line}\n")}</span> }
-                    })
-                    .collect_view();
-                view! { <pre class="diff">{lines}</pre> }.into_any()
-            }
+            Change::Diff(diff) => view! { <DiffView diff=diff/> }.into_any(),
             Change::OldNew { name, old, new } => view! {
                 <div class="old-new">
                     {(!name.is_empty()).then(|| view! { <span class="key">{format!("{name}: ")}</span> })}
@@ -151,4 +191,39 @@ fn changes_view(changes: &serde_json::Value) -> AnyView {
         })
         .collect_view()
         .into_any()
+}
+
+/// A diff as a diff, folded when long: its first 64 KB of lines, coloured,
+/// and "show all (5.0 MB)".
+#[component]
+fn DiffView(diff: String) -> impl IntoView {
+    let size = diff.len();
+    let whole = RwSignal::new(size <= FOLD_BYTES);
+    let label = format!("show all ({})", human_bytes(size));
+    let lines = move || {
+        let mut budget = if whole.get() { usize::MAX } else { FOLD_BYTES };
+        diff.lines()
+            .take_while(|line| {
+                let fits = budget > 0;
+                budget = budget.saturating_sub(line.len() + 1);
+                fits
+            })
+            .map(|line| {
+                let class = match diff_line_kind(line) {
+                    DiffLine::Added => "diff-add",
+                    DiffLine::Removed => "diff-del",
+                    DiffLine::Hunk => "diff-hunk",
+                    DiffLine::Context => "diff-ctx",
+                };
+                view! { <span class=class>{format!("{line}\n")}</span> }
+            })
+            .collect_view()
+    };
+    view! {
+        <pre class="diff">{lines}</pre>
+        {move || (!whole.get()).then(|| {
+            let label = label.clone();
+            view! { <button type="button" class="show-all" on:click=move |_| whole.set(true)>{label}</button> }
+        })}
+    }
 }

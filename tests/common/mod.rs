@@ -1,31 +1,31 @@
-//! A blocking client for the native integration tests: the same requests
-//! the web app sends (built by saltscope-core), against the real engine.
+//! The engine under test for the native integration tests: the core's own
+//! native transport and start-up, so the tests call the very functions the
+//! web app calls (`saltscope_core::views`), against the real engine.
 
 #![allow(dead_code)]
 
+use std::time::Duration;
+
 use saltscope_core::config::AppConfig;
-use saltscope_core::engine::{
-    msearch_body, split_msearch, EngineError, ProductInfo, SearchRequest,
-};
-use saltscope_core::query::FieldMap;
-use serde_json::Value;
+use saltscope_core::engine::native::{block_on, native_client, NativeTransport};
+use saltscope_core::engine::{send_json, Body, HttpRequest};
+use saltscope_core::query::QueryContext;
+use saltscope_core::views::{self, Connection};
+use serde_json::{json, Value};
 
 /// "Now" for the views' relative time ranges: a minute ahead, so every
 /// real return (written moments ago) is inside the default range.
 pub fn now_ms() -> i64 {
     std::time::SystemTime::now()
         .duration_since(std::time::UNIX_EPOCH)
-        .unwrap()
-        .as_millis() as i64
+        .map(|d| d.as_millis() as i64)
+        .unwrap_or_default()
         + 60_000
 }
 
 pub struct TestEngine {
-    pub url: String,
-    pub config: AppConfig,
-    pub fields: FieldMap,
-    pub product: ProductInfo,
-    agent: ureq::Agent,
+    pub transport: NativeTransport,
+    pub connection: Connection,
 }
 
 /// The engine under test, from `ES_URL`. Without it the tests are skipped
@@ -40,97 +40,50 @@ pub fn engine() -> Option<TestEngine> {
         eprintln!("ES_URL not set: skipping engine integration test (scripts/test.sh runs them)");
         return None;
     };
-    let agent: ureq::Agent = ureq::Agent::config_builder()
-        .http_status_as_error(false)
-        .build()
-        .into();
+    let transport = native_client(&[&url], Duration::from_secs(120));
     let config = AppConfig {
-        engine_url: url.trim_end_matches('/').to_string(),
+        engine_url: vec![url.trim_end_matches('/').to_string()],
         ..AppConfig::default()
     };
-    let mut engine = TestEngine {
-        url: config.engine_url.clone(),
-        config,
-        fields: FieldMap::default(),
-        product: ProductInfo::from_root("", &serde_json::json!({"version": {"number": "0"}}))
-            .unwrap(),
-        agent,
-    };
-    let root = engine.get("/").expect("GET / of the engine");
-    engine.product = ProductInfo::from_root(&engine.url, &root).expect("product info");
-    let caps = engine
-        .get(&format!(
-            "/{},{},{}/_field_caps?fields={}&ignore_unavailable=true&allow_no_indices=true",
-            engine.config.index_pattern,
-            engine.config.event_index_pattern,
-            engine.config.job_cache_index,
-            FieldMap::caps_fields()
-        ))
-        .expect("_field_caps");
-    engine.fields = FieldMap::from_field_caps(&caps);
-    Some(engine)
+    let connection = block_on(views::connect(&transport, config)).expect("start-up");
+    Some(TestEngine {
+        transport,
+        connection,
+    })
+}
+
+/// What scripts/salt-data.sh ran: scenario → jid(s), minions, targets.
+pub fn manifest() -> Value {
+    let work = std::env::var("SALTSCOPE_WORK")
+        .unwrap_or_else(|_| format!("{}/.work", env!("CARGO_MANIFEST_DIR")));
+    let path = format!("{work}/salt-data/manifest.json");
+    let text = std::fs::read_to_string(&path).unwrap_or_else(|e| panic!("{path}: {e}"));
+    serde_json::from_str(&text).unwrap_or_else(|e| panic!("{path}: {e}"))
 }
 
 impl TestEngine {
-    pub fn get(&self, path: &str) -> Result<Value, EngineError> {
-        let url = format!("{}{path}", self.url);
-        let response = self.agent.get(&url).call();
-        read(&url, response)
-    }
-
-    pub fn msearch(&self, searches: &[SearchRequest]) -> Vec<Result<Value, EngineError>> {
-        let url = format!("{}/_msearch", self.url);
-        let response = self
-            .agent
-            .post(&url)
-            .header("Content-Type", "application/x-ndjson")
-            .send(msearch_body(searches));
-        let answer = read(&url, response).expect("_msearch");
-        split_msearch(&url, &answer, searches.len())
+    /// The views' context with no noisy functions hidden, now.
+    pub fn ctx(&self) -> QueryContext {
+        self.connection.context(Vec::new(), now_ms())
     }
 
     /// Every return document of the engine, by a plain search: what the
     /// views must agree with.
     pub fn all_returns(&self) -> Vec<Value> {
-        let body = serde_json::json!({
+        let body = json!({
             "size": 10000,
             "query": {"bool": {"filter": [{"exists": {"field": "minion"}}],
                 "must_not": [{"prefix": {"_index": "salt-master-"}}]}}
         });
-        let answer = self
-            .msearch(&[SearchRequest::new(&self.config.index_pattern, body)])
-            .remove(0)
-            .expect("search all returns");
+        let path = format!("/{}/_search", self.connection.config.index_pattern);
+        let answer = block_on(send_json(
+            &self.transport,
+            &HttpRequest::post(path, Body::Json(body)),
+        ))
+        .expect("search all returns");
         answer["hits"]["hits"]
             .as_array()
             .cloned()
             .unwrap_or_default()
     }
-}
-
-fn read(
-    url: &str,
-    response: Result<ureq::http::Response<ureq::Body>, ureq::Error>,
-) -> Result<Value, EngineError> {
-    let mut response = response.map_err(|e| EngineError::Unreachable {
-        url: url.into(),
-        detail: e.to_string(),
-    })?;
-    let status = response.status().as_u16();
-    let body = response
-        .body_mut()
-        .with_config()
-        .limit(256 * 1024 * 1024)
-        .read_to_string()
-        .map_err(|e| EngineError::Unreachable {
-            url: url.into(),
-            detail: e.to_string(),
-        })?;
-    if status >= 400 {
-        return Err(EngineError::from_status(url, status, &body));
-    }
-    serde_json::from_str(&body).map_err(|e| EngineError::BadResponse {
-        url: url.into(),
-        detail: e.to_string(),
-    })
 }

@@ -1,5 +1,7 @@
 use serde_json::Value;
 
+use crate::config::ConfigError;
+
 /// Everything that can go wrong talking to the engine, carrying what a
 /// person needs to act: the URL, the status and the engine's own reason.
 #[derive(Clone, Debug, PartialEq, thiserror::Error)]
@@ -8,6 +10,9 @@ pub enum EngineError {
     /// the browser blocked the answer (CORS).
     #[error("cannot reach {url}: {detail}")]
     Unreachable { url: String, detail: String },
+    /// No answer within the request's deadline (`request_timeout_ms`).
+    #[error("no answer from {url} within {} s", after_ms.div_ceil(1000))]
+    Timeout { url: String, after_ms: u64 },
     /// The engine answered with a 4xx/5xx status.
     #[error("{url} answered {status}: {reason}")]
     Status {
@@ -17,11 +22,20 @@ pub enum EngineError {
         kind: Option<String>,
         reason: String,
     },
-    /// An answer that is not what the engine sends for this request.
-    #[error("unexpected answer from {url}: {detail}")]
-    BadResponse { url: String, detail: String },
-    #[error("config.json: {0}")]
-    Config(String),
+    /// An answer that is not what the engine sends for this request; `url`
+    /// when it is known which request it answered.
+    #[error("unexpected answer{}: {detail}", from_url(url))]
+    BadResponse { url: Option<String>, detail: String },
+    /// The app's own `config.json` could not be read, so no engine was asked.
+    #[error(transparent)]
+    Config(#[from] ConfigError),
+}
+
+fn from_url(url: &Option<String>) -> String {
+    url.as_deref()
+        .filter(|u| !u.is_empty())
+        .map(|u| format!(" from {u}"))
+        .unwrap_or_default()
 }
 
 impl EngineError {
@@ -56,7 +70,13 @@ impl EngineError {
 
     /// The error of one `_msearch` item (`{"error": …, "status": 400}`).
     pub fn from_item(url: &str, item: &Value) -> EngineError {
-        let status = item.get("status").and_then(Value::as_u64).unwrap_or(500) as u16;
+        // A status that is not an HTTP status reads as the engine failing.
+        let status = item
+            .get("status")
+            .and_then(Value::as_u64)
+            .and_then(|s| u16::try_from(s).ok())
+            .filter(|s| (100..600).contains(s))
+            .unwrap_or(500);
         let (kind, reason) = item
             .get("error")
             .map(error_reason)
@@ -155,6 +175,23 @@ mod tests {
         };
         assert_eq!(kind.as_deref(), Some("search_phase_execution_exception"));
         assert!(reason.contains("Cannot parse 'fun:('"), "{reason}");
+    }
+
+    #[test]
+    fn an_unexpected_answer_names_its_url_only_when_known() {
+        let with = EngineError::BadResponse {
+            url: Some("http://h/es/_msearch".into()),
+            detail: "not JSON".into(),
+        };
+        assert_eq!(
+            with.to_string(),
+            "unexpected answer from http://h/es/_msearch: not JSON"
+        );
+        let without = EngineError::BadResponse {
+            url: None,
+            detail: "too few".into(),
+        };
+        assert_eq!(without.to_string(), "unexpected answer: too few");
     }
 
     #[test]

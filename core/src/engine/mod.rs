@@ -1,12 +1,27 @@
-//! What the app needs to know about the engine that answers it: which
-//! product and version it is, how its errors read, and the `_msearch` wire
-//! format. The HTTP itself lives in the web app (gloo-net) and in the
-//! native integration tests (ureq); both go through these functions.
+//! Talking to Elasticsearch or OpenSearch: the one [`Transport`] every
+//! request goes through, the requests themselves, `_msearch` bundles, point
+//! in time per product, what the engine says about itself, and how its
+//! errors read.
 
+mod client;
 mod error;
+pub(crate) mod lenient;
 mod msearch;
+#[cfg(feature = "native")]
+pub mod native;
+mod pit;
 mod product;
+mod request;
+mod transport;
 
+pub use client::{
+    Client, ClientEvent, ClientSettings, Credentials, Exchange, ExchangeError, Exchanged,
+};
 pub use error::EngineError;
-pub use msearch::{msearch_body, split_msearch, SearchRequest};
+pub use msearch::{
+    msearch, msearch_request, read_msearch, SearchAnswer, SearchBundle, SearchRequest,
+};
+pub use pit::{pit_expired, pit_lost, pit_unavailable, PitApi};
 pub use product::{Product, ProductInfo};
+pub use request::{encode_component, Body, HttpRequest, Method};
+pub use transport::{reply, send_json, Answer, Reply, Transport};

@@ -25,7 +25,7 @@ impl ProductInfo {
             .pointer("/version/number")
             .and_then(Value::as_str)
             .ok_or_else(|| EngineError::BadResponse {
-                url: url.to_string(),
+                url: Some(url.to_string()),
                 detail: "no version.number: is this Elasticsearch or OpenSearch?".to_string(),
             })?;
         let product = if root

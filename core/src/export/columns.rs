@@ -56,6 +56,9 @@ pub mod id {
     pub const KIND: &str = "kind";
     pub const SOURCE: &str = "source";
     pub const RISKS: &str = "risks";
+    pub const TAG: &str = "tag";
+    pub const FAMILY: &str = "family";
+    pub const DATA: &str = "data";
 }
 
 use id::*;
@@ -139,6 +142,19 @@ pub const AUDIT_COLUMNS: &[Column] = &[
 ];
 const AUDIT_DEFAULT: usize = 10;
 
+pub const EVENT_COLUMNS: &[Column] = &[
+    col(TIME, "Time (UTC)"),
+    col(TAG, "Tag"),
+    col(MINION, "Minion"),
+    col(JID, "JID"),
+    col(FAILED, "Failed return"),
+    col(DATA, "Data (JSON)"),
+    // Not in the default choice:
+    col(FAMILY, "Family"),
+    col(INDEX, "Index"),
+];
+const EVENT_DEFAULT: usize = 6;
+
 impl ExportKind {
     /// Every column this kind can hold, defaults first.
     pub fn columns(self) -> &'static [Column] {
@@ -147,6 +163,7 @@ impl ExportKind {
             ExportKind::Returns => RETURN_COLUMNS,
             ExportKind::States => STATE_COLUMNS,
             ExportKind::Audit => AUDIT_COLUMNS,
+            ExportKind::Events => EVENT_COLUMNS,
         }
     }
 
@@ -156,6 +173,7 @@ impl ExportKind {
             ExportKind::Returns => RETURN_DEFAULT,
             ExportKind::States => STATE_DEFAULT,
             ExportKind::Audit => AUDIT_DEFAULT,
+            ExportKind::Events => EVENT_DEFAULT,
         };
         self.columns()[..n].to_vec()
     }

@@ -21,6 +21,21 @@ use super::rows::Row;
 /// The characters that make a spreadsheet read a cell as a formula.
 pub const FORMULA_PREFIXES: [char; 6] = ['=', '+', '-', '@', '\t', '\r'];
 
+/// The same signs in their full-width forms, which spreadsheet programs
+/// with East Asian input also read as a formula's start.
+pub const FULL_WIDTH_PREFIXES: [char; 4] = ['＝', '＋', '－', '＠'];
+
+/// Whether a spreadsheet program could read `cell` as a formula: it starts
+/// with a formula sign, or its first non-blank character is one (Excel
+/// skips leading spaces), in ASCII or full width.
+pub fn looks_like_formula(cell: &str) -> bool {
+    if cell.starts_with(FORMULA_PREFIXES) {
+        return true;
+    }
+    cell.trim_start_matches([' ', '\u{3000}', '\u{a0}'])
+        .starts_with(|c: char| FORMULA_PREFIXES.contains(&c) || FULL_WIDTH_PREFIXES.contains(&c))
+}
+
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct CsvOptions {
     /// A UTF-8 byte order mark first, so Excel reads the file as UTF-8.
@@ -56,7 +71,7 @@ pub fn protect<'a>(cell: &'a str, options: &CsvOptions) -> Cow<'a, str> {
         }
         _ => Cow::Borrowed(cell),
     };
-    if options.formula_protection && text.starts_with(FORMULA_PREFIXES) {
+    if options.formula_protection && looks_like_formula(&text) {
         text.to_mut().insert(0, '\'');
     }
     text
@@ -65,7 +80,7 @@ pub fn protect<'a>(cell: &'a str, options: &CsvOptions) -> Cow<'a, str> {
 /// Undoes [`protect`]'s prefix on a cell read back from a protected file.
 pub fn unprotect(cell: &str) -> &str {
     match cell.strip_prefix('\'') {
-        Some(rest) if rest.starts_with(FORMULA_PREFIXES) => rest,
+        Some(rest) if looks_like_formula(rest) => rest,
         _ => cell,
     }
 }
@@ -179,7 +194,7 @@ mod tests {
             assert_eq!(protect(&cell, &on), format!("'{cell}"), "{p:?}");
             assert_eq!(unprotect(&protect(&cell, &on)), cell);
         }
-        for safe in ["SUM(1)", "a=b", " =x", "'quoted", "", "état", "1-2"] {
+        for safe in ["SUM(1)", "a=b", "'quoted", "", "état", "1-2"] {
             assert_eq!(protect(safe, &on), safe);
             assert_eq!(unprotect(safe), safe);
         }
@@ -217,6 +232,26 @@ mod tests {
         assert_eq!(back.len(), 3);
         assert_eq!(back[1], tricky);
         assert_eq!(back[2], tricky);
+    }
+
+    #[test]
+    fn a_formula_behind_blanks_or_in_full_width_is_protected_too() {
+        let on = CsvOptions::default();
+        for cell in [
+            "  =cmd|' /C calc'!A0",
+            "\u{3000}+1",
+            "＝SUM(A1)",
+            "－1",
+            "＠x",
+            " ＋x",
+        ] {
+            let p = protect(cell, &on);
+            assert_eq!(p, format!("'{cell}"), "{cell:?}");
+            assert_eq!(unprotect(&p), cell);
+        }
+        for cell in ["a=b", "1-2", "e-mail@x", "  plain", "ー"] {
+            assert_eq!(protect(cell, &on), cell, "{cell:?}");
+        }
     }
 
     #[test]

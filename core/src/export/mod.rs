@@ -1,38 +1,44 @@
-//! The CSV export (issue 5), DOM-free: what can be exported and its columns
+//! The CSV export, DOM-free: what can be exported and its columns
 //! ([`columns`]), rows from the model types ([`rows`]), CSV bytes page by
-//! page ([`encode`]), and the export as HTTP requests with point-in-time
-//! and `search_after` paging, resumable from a plain value ([`plan`]).
-//!
-//! The browser's part is a thin loop:
+//! page ([`encode`]), pages read from the answer's bytes ([`page`]), the
+//! export as HTTP requests with point-in-time and `search_after` paging,
+//! resumable from a plain value ([`plan`], with one source per kind:
+//! [`hits`], [`jobs`], [`audit`], [`events`]), and the loop that runs it over a
+//! transport ([`driver`]):
 //!
 //! ```text
-//! let mut plan = ExportPlan::new(spec)?;            // or ExportPlan::resume(spec, state)
-//! while let Some(req) = plan.next_request() {       // cancel: break, then close
-//!     let answer = send(req).await;                  // Err(EngineError::from_status(..)) on 4xx/5xx
-//!     match plan.handle(answer) {
-//!         Ok(bytes) => blob_parts.push(bytes),       // may be empty
-//!         Err(e) => { show(e, plan.state()); break } // retry: same plan, or resume(spec, state)
-//!     }
-//!     progress(plan.state());                        // rows_written, docs_read, total
+//! let mut plan = ExportPlan::new(spec)?;       // or ExportPlan::resume(spec, state)
+//! match driver::run(&transport, &mut plan, &mut sink, &cancel, &now, &mut progress).await {
+//!     Outcome::Done { .. } => { driver::close(&transport, &plan).await; offer(sink) }
+//!     Outcome::Failed { .. } => { /* run again: it continues where it stopped */ }
+//!     Outcome::Cancelled { .. } => {}
 //! }
-//! if let Some(close) = plan.close_request() { send(close).await; }
-//! offer(blob_parts, file_name(kind, plan.spec().filter.time(), now_ms));
 //! ```
 
+pub mod audit;
 pub mod columns;
+pub mod driver;
 pub mod encode;
+pub mod events;
+pub mod hits;
+pub mod jobs;
 pub mod page;
 pub mod plan;
+#[cfg(test)]
+mod plan_tests;
 pub mod rows;
+pub mod spec;
+#[cfg(test)]
+mod testing;
 
 pub use columns::{Column, ColumnChoice};
+pub use driver::{Cancel, ExportSink, Outcome, Progress, Timing};
 pub use encode::{unprotect, CsvEncoder, CsvOptions};
-pub use plan::{
-    After, Body, ExportPlan, ExportSpec, HttpRequest, Method, Paging, ResumeState, ViewFilter,
-};
+pub use plan::ExportPlan;
+pub use spec::{After, ExportSpec, Paging, PlanError, ResumeState, ViewFilter};
 
 use crate::query::filter::TimeRange;
-use crate::text::iso_millis;
+use crate::time::iso_millis;
 
 /// What can be exported, each from the view it belongs to.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
@@ -45,14 +51,17 @@ pub enum ExportKind {
     States,
     /// One row per published job or runner: the audit trail.
     Audit,
+    /// One row per event of the master's bus.
+    Events,
 }
 
 impl ExportKind {
-    pub const ALL: [ExportKind; 4] = [
+    pub const ALL: [ExportKind; 5] = [
         ExportKind::Jobs,
         ExportKind::Returns,
         ExportKind::States,
         ExportKind::Audit,
+        ExportKind::Events,
     ];
 
     pub fn id(self) -> &'static str {
@@ -61,6 +70,7 @@ impl ExportKind {
             ExportKind::Returns => "returns",
             ExportKind::States => "states",
             ExportKind::Audit => "audit",
+            ExportKind::Events => "events",
         }
     }
 
@@ -74,6 +84,7 @@ impl ExportKind {
             ExportKind::Returns => "Returns (one row per minion per job)",
             ExportKind::States => "States (one row per state per minion per job)",
             ExportKind::Audit => "Audit trail",
+            ExportKind::Events => "Events (one row per event)",
         }
     }
 }
@@ -100,7 +111,7 @@ pub fn file_name(kind: ExportKind, time: &TimeRange, now_ms: i64) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::text::parse_utc;
+    use crate::time::parse_utc;
 
     #[test]
     fn file_names_say_what_and_which_days() {

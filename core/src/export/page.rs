@@ -9,6 +9,11 @@
 //! return's states ([`StateTally`](crate::model::StateTally)) without
 //! building them.
 //!
+//! A page serde_json cannot read whole (a return nested deeper than its 128
+//! levels) is read again hit by hit ([`crate::engine::lenient`]): the one
+//! return that cannot be read whole is a hit with notes, the rest of the
+//! page as it was. Only then is any of the page read twice.
+//!
 //! [`last_sort_values`] reads the cursor for the next page off the end of
 //! the bytes before the page is parsed, so the next request can be on its
 //! way while this page is turned into CSV.
@@ -18,10 +23,8 @@ use serde::Deserialize;
 use serde_json::value::RawValue;
 use serde_json::{json, Value};
 
-use crate::engine::EngineError;
+use crate::engine::{lenient, EngineError};
 use crate::query::total_value;
-
-const URL: &str = "export page";
 
 /// One hit, with `_source` read as `S`.
 #[derive(Debug, Deserialize)]
@@ -36,6 +39,10 @@ pub struct Hit<S> {
     /// Kept as text: only the last hit's is read (as the next cursor).
     #[serde(default)]
     pub sort: Option<Box<RawValue>>,
+    /// What could not be read of this hit, for the export's notes: empty
+    /// unless the page had to be read hit by hit.
+    #[serde(skip)]
+    pub notes: Vec<String>,
 }
 
 fn none<S>() -> Option<S> {
@@ -79,17 +86,20 @@ struct HitsBlock<S> {
 /// never a short page; so is an answer without hits, or one that is not
 /// JSON of a search's shape.
 pub fn read_hits_page<S: DeserializeOwned>(
+    url: &str,
     answer: &[u8],
     page_size: usize,
 ) -> Result<(PageInfo, Vec<Hit<S>>), EngineError> {
     let bad = |detail: String| EngineError::BadResponse {
-        url: URL.into(),
+        url: Some(url.to_string()),
         detail,
     };
-    let answer: Answer<S> =
-        serde_json::from_slice(answer).map_err(|e| bad(format!("not a search answer ({e})")))?;
+    let answer: Answer<S> = match serde_json::from_slice(answer) {
+        Ok(a) => a,
+        Err(e) => read_by_hit(answer).ok_or_else(|| bad(format!("not a search answer ({e})")))?,
+    };
     if let Some(shards) = answer.shards {
-        if let Some(e) = EngineError::from_shard_failures(URL, &json!({ "_shards": shards })) {
+        if let Some(e) = EngineError::from_shard_failures(url, &json!({ "_shards": shards })) {
             return Err(e);
         }
     }
@@ -120,6 +130,80 @@ pub fn read_hits_page<S: DeserializeOwned>(
         total,
     };
     Ok((info, hits))
+}
+
+/// The answer around hits kept as text, for [`read_by_hit`].
+#[derive(Deserialize)]
+struct RawAnswer<'a> {
+    #[serde(default)]
+    pit_id: Option<String>,
+    #[serde(default)]
+    timed_out: Option<bool>,
+    #[serde(rename = "_shards", default)]
+    shards: Option<Value>,
+    #[serde(borrow, default)]
+    hits: Option<RawHitsBlock<'a>>,
+}
+
+#[derive(Deserialize)]
+struct RawHitsBlock<'a> {
+    #[serde(default)]
+    total: Option<Value>,
+    #[serde(borrow, default)]
+    hits: Option<Vec<&'a RawValue>>,
+}
+
+/// A page that did not read whole, read hit by hit: each hit typed if it
+/// reads on its own, else through [`lenient::read_hit`] (its unreadable
+/// fields as raw text, with notes). `None` when the page is no search
+/// answer even so.
+fn read_by_hit<S: DeserializeOwned>(answer: &[u8]) -> Option<Answer<S>> {
+    let raw: RawAnswer = serde_json::from_slice(answer).ok()?;
+    let hits = match raw.hits {
+        Some(block) => Some(HitsBlock {
+            total: block.total,
+            hits: block
+                .hits
+                .map(|hits| hits.into_iter().map(read_one).collect()),
+        }),
+        None => None,
+    };
+    Some(Answer {
+        pit_id: raw.pit_id,
+        timed_out: raw.timed_out,
+        shards: raw.shards,
+        hits,
+    })
+}
+
+fn read_one<S: DeserializeOwned>(raw: &RawValue) -> Hit<S> {
+    if let Ok(hit) = serde_json::from_str(raw.get()) {
+        return hit;
+    }
+    let hit = lenient::read_hit(raw);
+    let text = |name: &str| hit.get(name).and_then(Value::as_str).map(str::to_string);
+    let mut notes: Vec<String> = lenient::hit_notes(&hit)
+        .map(|n| format!("{n}: read as its raw JSON text"))
+        .collect();
+    if !hit.is_object() {
+        notes.push("the hit is not an object".into());
+    }
+    let source = hit.get("_source").and_then(|s| match S::deserialize(s) {
+        Ok(source) => Some(source),
+        Err(e) => {
+            notes.push(format!("its `_source` could not be read ({e})"));
+            None
+        }
+    });
+    Hit {
+        index: text("_index").unwrap_or_default(),
+        id: text("_id").unwrap_or_default(),
+        source,
+        sort: hit
+            .get("sort")
+            .and_then(|s| serde_json::value::to_raw_value(s).ok()),
+        notes,
+    }
 }
 
 /// The last hit's sort values, read off the end of a search answer
@@ -163,7 +247,7 @@ mod tests {
     #[test]
     fn a_full_page_continues_from_its_last_hit_and_reads_the_sources_typed() {
         let a = bytes(answer(3, json!({"value": 7, "relation": "eq"})));
-        let (info, hits) = read_hits_page::<ReturnFields<StateTally>>(&a, 3).unwrap();
+        let (info, hits) = read_hits_page::<ReturnFields<StateTally>>("u", &a, 3).unwrap();
         assert_eq!(
             info.next,
             Some(vec![
@@ -182,7 +266,7 @@ mod tests {
         assert_eq!(fields.data.unwrap().0.unwrap().failed, 1);
         // A short page is the last; a bare number is a total too.
         let a = bytes(answer(2, json!(2)));
-        let (info, _) = read_hits_page::<ReturnFields<Value>>(&a, 3).unwrap();
+        let (info, _) = read_hits_page::<ReturnFields<Value>>("u", &a, 3).unwrap();
         assert_eq!((info.next, info.total), (None, Some(2)));
     }
 
@@ -207,22 +291,63 @@ mod tests {
         let mut a = answer(1, json!(1));
         a["_shards"] = json!({"total": 2, "successful": 1, "failed": 1,
             "failures": [{"reason": {"type": "query_shard_exception", "reason": "boom"}}]});
-        let e = read_hits_page::<ReturnFields<Value>>(&bytes(a), 5).unwrap_err();
+        let e = read_hits_page::<ReturnFields<Value>>("u", &bytes(a), 5).unwrap_err();
         assert!(e.to_string().contains("1 of 2 shards failed: boom"), "{e}");
         let mut a = answer(1, json!(1));
         a["timed_out"] = json!(true);
-        let e = read_hits_page::<ReturnFields<Value>>(&bytes(a), 5).unwrap_err();
+        let e = read_hits_page::<ReturnFields<Value>>("u", &bytes(a), 5).unwrap_err();
         assert!(e.to_string().contains("timed out"), "{e}");
         for odd in [&b"{\"took\": 1}"[..], b"<html>proxy error</html>", b"[1,2]"] {
             assert!(
-                read_hits_page::<ReturnFields<Value>>(odd, 5).is_err(),
+                read_hits_page::<ReturnFields<Value>>("u", odd, 5).is_err(),
                 "{}",
                 String::from_utf8_lossy(odd)
             );
         }
         let full_without_sort = bytes(json!({"hits": {"hits": [{"_id": "x", "_source": {}}]}}));
-        let e = read_hits_page::<ReturnFields<Value>>(&full_without_sort, 1).unwrap_err();
+        let e = read_hits_page::<ReturnFields<Value>>("u", &full_without_sort, 1).unwrap_err();
         assert!(e.to_string().contains("no sort values"), "{e}");
+    }
+
+    #[test]
+    fn a_return_nested_too_deep_to_read_is_one_hit_with_a_note_not_a_failed_page() {
+        // It failed the whole page: "not a search answer (recursion limit
+        // exceeded …)", and so the export.
+        let deep = format!("{}1{}", "[".repeat(200), "]".repeat(200));
+        let mut a = answer(3, json!(3));
+        a["hits"]["hits"][1]["_source"]["data"] = json!("DEEP");
+        let text = serde_json::to_string(&a)
+            .unwrap()
+            .replace(r#""DEEP""#, &deep);
+        let (info, hits) = read_hits_page::<ReturnFields<Value>>("u", text.as_bytes(), 3).unwrap();
+        assert_eq!(info.total, Some(3));
+        assert_eq!(info.next.as_ref().unwrap()[1], json!(2));
+        let ids: Vec<&str> = hits.iter().map(|h| h.id.as_str()).collect();
+        assert_eq!(ids, ["d0", "d1", "d2"]);
+        let fields = hits[1].source.as_ref().unwrap();
+        assert_eq!(fields.jid, Some(json!("1")));
+        assert_eq!(fields.data, Some(Value::String(deep)));
+        assert_eq!(
+            hits[1].notes,
+            ["field `data` is nested deeper than 128 levels: read as its raw JSON text"]
+        );
+        assert!(hits[0].notes.is_empty() && hits[2].notes.is_empty());
+        assert_eq!(
+            hits[0].source.as_ref().unwrap().data,
+            a["hits"]["hits"][0]["_source"].get("data").cloned()
+        );
+        // A hit whose `_source` is no object is one without a source.
+        let odd = bytes(
+            json!({"hits": {"hits": [{"_id": "x", "_source": 5}, {"_id": "y", "_source": {}}]}}),
+        );
+        let (_, hits) = read_hits_page::<ReturnFields<StateTally>>("u", &odd, 5).unwrap();
+        assert!(hits[0].source.is_none());
+        assert!(
+            hits[0].notes[0].starts_with("its `_source` could not be read"),
+            "{:?}",
+            hits[0].notes
+        );
+        assert!(hits[1].source.is_some());
     }
 
     #[test]
@@ -232,7 +357,7 @@ mod tests {
             {"_id": "b", "_source": {"jid": null, "data": [1, 2], "counts": "x"}},
             {"_id": "c"}
         ]}}));
-        let (_, hits) = read_hits_page::<ReturnFields<StateTally>>(&a, 5).unwrap();
+        let (_, hits) = read_hits_page::<ReturnFields<StateTally>>("u", &a, 5).unwrap();
         assert_eq!(hits[0].source.as_ref().unwrap().jid, Some(json!(20261203)));
         assert_eq!(hits[1].source.as_ref().unwrap().jid, Some(Value::Null));
         assert!(hits[2].source.is_none());

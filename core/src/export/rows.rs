@@ -6,12 +6,13 @@ use serde_json::Value;
 
 use super::columns::{id, Column};
 use super::page::Hit;
+use crate::model::EventDoc;
 use crate::model::{
     HighstateSummary, ReturnData, ReturnDoc, ReturnFields, StateResult, StateRun, StateTally,
 };
 use crate::query::audit::{AuditEntry, AuditKind};
 use crate::query::jobs::JobSummary;
-use crate::text::{iso_millis, parse_utc};
+use crate::time::{iso_millis, parse_utc};
 
 pub type Row = Vec<String>;
 
@@ -22,7 +23,7 @@ pub fn time_cell(raw: Option<&str>) -> String {
         None => String::new(),
         Some(raw) => parse_utc(raw)
             .map(iso_millis)
-            .unwrap_or_else(|| raw.to_string()),
+            .unwrap_or_else(|_| raw.to_string()),
     }
 }
 
@@ -80,9 +81,11 @@ impl StateTotals {
             succeeded,
             failed,
             changed: summary.map(|s| s.changed),
+            // Counts past u64 when added (a document's, not Salt's) leave
+            // the total unknown rather than overflow.
             total: summary
                 .map(|s| s.total)
-                .or_else(|| Some(succeeded? + failed?)),
+                .or_else(|| succeeded?.checked_add(failed?)),
         }
     }
 }
@@ -141,7 +144,7 @@ fn output_cell(data: &ReturnData) -> String {
         ReturnData::Structured(v) => v.to_string(),
         ReturnData::StateError(lines) => lines.join("\n"),
         ReturnData::States(states) => HighstateSummary::of(&states.runs).lines().join("\n"),
-        ReturnData::Missing => String::new(),
+        ReturnData::Missing | ReturnData::Unread => String::new(),
     }
 }
 
@@ -286,6 +289,23 @@ pub fn audit_row(entry: &AuditEntry, columns: &[Column]) -> Row {
                 crate::model::PublishSource::JobCache => "job cache",
             }
             .to_string(),
+            _ => String::new(),
+        })
+        .collect()
+}
+
+pub fn event_row(event: &EventDoc, columns: &[Column]) -> Row {
+    columns
+        .iter()
+        .map(|c| match c.id {
+            id::TIME => time_cell(event.stamp.as_deref()),
+            id::TAG => event.tag.clone(),
+            id::MINION => opt(event.minion.as_deref()),
+            id::JID => opt(event.jid.as_deref()),
+            id::FAILED => if event.failed { "yes" } else { "" }.to_string(),
+            id::DATA => event.data.to_string(),
+            id::FAMILY => event.family.to_string(),
+            id::INDEX => event.index.clone(),
             _ => String::new(),
         })
         .collect()
@@ -459,6 +479,19 @@ mod tests {
         let r = return_row(&cmd, cols);
         assert_eq!(r[4..9], ["", "3", "", "", ""]);
         assert_eq!(r[11], "boom");
+    }
+
+    #[test]
+    fn returner_counts_that_overflow_when_added_leave_the_total_empty() {
+        let d = doc(json!({"jid": "1", "minion": "m", "fun": "state.apply",
+            "counts": {"succeeded": u64::MAX, "failed": 1}, "data": {}}));
+        let cols = ExportKind::Returns.columns();
+        let r = return_row(&d, cols);
+        assert_eq!(r.len(), cols.len());
+        assert_eq!(
+            r[6..10],
+            [u64::MAX.to_string(), "".into(), "1".into(), "".into()]
+        );
     }
 
     #[test]

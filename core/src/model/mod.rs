@@ -2,6 +2,7 @@
 //! whatever is missing or oddly shaped becomes a visible note, never a panic
 //! and never a dropped document.
 
+mod event;
 pub mod output;
 mod publish;
 mod return_doc;
@@ -9,9 +10,10 @@ mod state;
 mod summary;
 mod tally;
 
+pub use event::{family_of, EventDoc, EVENT_FAMILIES};
 pub use publish::{PublishInfo, PublishSource};
 pub use return_doc::{Outcome, ReturnData, ReturnDoc, ReturnFields};
-pub use state::{decode_state_key, StateKey, StateResult, StateReturn, StateRun};
+pub use state::{decode_state_key, StateIdentity, StateKey, StateResult, StateReturn, StateRun};
 pub use summary::HighstateSummary;
 pub use tally::StateTally;
 

@@ -77,7 +77,9 @@ pub fn terse_result(run: &StateRun) -> &'static str {
 
 /// States grouped by SLS, groups in the order their first state ran, each
 /// keeping run order. States without `__sls__` group under "".
-pub fn group_by_sls(runs: &[StateRun]) -> Vec<(String, Vec<&StateRun>)> {
+pub fn group_by_sls<'a>(
+    runs: impl IntoIterator<Item = &'a StateRun>,
+) -> Vec<(String, Vec<&'a StateRun>)> {
     let mut groups: Vec<(String, Vec<&StateRun>)> = Vec::new();
     for run in runs {
         let sls = run.sls.clone().unwrap_or_default();

@@ -15,6 +15,10 @@ pub struct PublishInfo {
     /// The minions the master targeted (publish event only: no job-cache
     /// load carries them).
     pub minions: Option<Vec<String>>,
+    /// Minions a list target named that the master did not know when it
+    /// published the job (the event's `missing`; Salt's CLI reports them as
+    /// not connected). They are not among `minions`.
+    pub unknown_minions: Vec<String>,
     /// `_stamp` of the publish event (master time, UTC).
     pub stamp: Option<String>,
     pub source: PublishSource,
@@ -37,10 +41,13 @@ impl PublishInfo {
         let jid = tag.strip_prefix("salt/job/")?.strip_suffix("/new")?;
         let data = source.get("data")?;
         let mut info = PublishInfo::read(jid, data, PublishSource::Event);
-        info.minions = data
-            .get("minions")
-            .and_then(Value::as_array)
-            .map(|m| m.iter().map(scalar_text).collect());
+        let names = |key: &str| {
+            data.get(key)
+                .and_then(Value::as_array)
+                .map(|m| m.iter().map(scalar_text).collect::<Vec<_>>())
+        };
+        info.minions = names("minions");
+        info.unknown_minions = names("missing").unwrap_or_default();
         info.stamp = data
             .get("_stamp")
             .and_then(Value::as_str)
@@ -81,6 +88,7 @@ impl PublishInfo {
             target_type: text("tgt_type"),
             user: text("user"),
             minions: None,
+            unknown_minions: Vec::new(),
             stamp: None,
             source,
         }

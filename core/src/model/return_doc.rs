@@ -81,6 +81,9 @@ pub enum ReturnData {
     Text(String),
     Structured(Value),
     Missing,
+    /// Not fetched yet: the job page reads returns without their `data`
+    /// first (a return can be megabytes) and each minion's data on its own.
+    Unread,
 }
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -93,26 +96,49 @@ pub enum Outcome {
 }
 
 impl ReturnDoc {
+    /// Reads a hit fetched without its `data` (the job page's summaries):
+    /// everything but the data, which stays [`ReturnData::Unread`].
+    pub fn summary_from_hit(hit: &Value) -> ReturnDoc {
+        let mut doc = ReturnDoc::from_hit(hit);
+        doc.notes.retain(|n| n != "field `data` is missing");
+        doc.data = ReturnData::Unread;
+        doc
+    }
+
     /// Reads one search hit (`_index`, `_id`, `_source`), keeping the
-    /// document for the raw view.
+    /// document for the raw view. A field the engine's answer held too deep
+    /// to read is its raw JSON text, with a note.
     pub fn from_hit(hit: &Value) -> ReturnDoc {
+        let mut doc = ReturnDoc::read_hit(hit);
+        doc.source = hit.get("_source").cloned().unwrap_or(Value::Null);
+        doc
+    }
+
+    /// [`Self::from_hit`] without keeping a copy of the document (`source`
+    /// stays null): for the views that read thousands of returns and show
+    /// none of them raw.
+    pub fn read_hit(hit: &Value) -> ReturnDoc {
         let text = |name: &str| {
             hit.get(name)
                 .and_then(Value::as_str)
                 .unwrap_or_default()
                 .to_string()
         };
-        let source = hit.get("_source").cloned().unwrap_or(Value::Null);
+        let source = hit.get("_source").unwrap_or(&Value::Null);
         // Every field is a Value and unknown ones are skipped: reading an
         // object's fields cannot fail.
-        let fields = ReturnFields::<Value>::deserialize(&source).unwrap_or_default();
+        let fields = ReturnFields::<Value>::deserialize(source).unwrap_or_default();
         let (mut doc, data) = ReturnDoc::from_fields(text("_index"), text("_id"), fields);
         if !source.is_object() {
             doc.notes
                 .insert(0, "the hit has no _source object".to_string());
         }
+        // What the reader could not read of the hit (a `data` nested too
+        // deep, see `engine::lenient`) comes first.
+        let unread =
+            crate::engine::lenient::hit_notes(hit).map(|n| format!("{n}: shown as raw text"));
+        doc.notes.splice(0..0, unread);
         doc.data = ReturnData::read(&doc.fun, data.as_ref(), &mut doc.notes);
-        doc.source = source;
         doc
     }
 
@@ -261,6 +287,25 @@ mod tests {
         assert_eq!(doc.outcome(), Outcome::Failed);
         assert_eq!(doc.retcode, Some(3));
         assert!(doc.notes.is_empty(), "{:?}", doc.notes);
+    }
+
+    #[test]
+    fn reading_a_hit_without_keeping_it_reads_the_same_return() {
+        let h = hit(json!({
+            "minion": "db-02", "fun": "state.apply", "jid": "1", "success": true,
+            "data": {"test_|-a_|-a_|-nop": {"result": true, "__run_num__": 0}}
+        }));
+        let kept = ReturnDoc::from_hit(&h);
+        let read = ReturnDoc::read_hit(&h);
+        assert_eq!(read.source, Value::Null);
+        assert_eq!(kept.source, h["_source"]);
+        assert_eq!(
+            ReturnDoc {
+                source: Value::Null,
+                ..kept
+            },
+            read
+        );
     }
 
     #[test]

@@ -22,11 +22,14 @@ pub fn decode_state_key(key: &str) -> Option<StateKey> {
     let mut rest = key;
     let mut order_prefix = None;
     if let Some((head, tail)) = rest.split_once(SEP) {
-        if !head.is_empty()
-            && head.bytes().all(|b| b.is_ascii_digit())
-            && tail.matches(SEP).count() >= 3
-        {
-            order_prefix = head.parse().ok();
+        // Digits too many for a u64 are no run number: the key's module.
+        let number = head
+            .bytes()
+            .all(|b| b.is_ascii_digit())
+            .then(|| head.parse::<u64>().ok())
+            .flatten();
+        if number.is_some() && tail.matches(SEP).count() >= 3 {
+            order_prefix = number;
             rest = tail;
         }
     }
@@ -69,13 +72,16 @@ impl StateResult {
     }
 }
 
-/// A state's `duration` in ms; older returns hold "12.3 ms".
+/// A state's `duration` in ms; older returns hold "12.3 ms". Text that
+/// Rust reads as a float but is no duration (`NaN`, `inf`) is none: it
+/// would make the total run time NaN or infinite.
 pub(crate) fn read_duration_ms(duration: &Value) -> Option<f64> {
     match duration {
         Value::Number(n) => n.as_f64(),
         Value::String(s) => s.trim().trim_end_matches("ms").trim().parse().ok(),
         _ => None,
     }
+    .filter(|ms: &f64| ms.is_finite())
 }
 
 /// One entry of a state return: one state, as it ran on one minion.
@@ -101,7 +107,21 @@ pub struct StateRun {
     pub warnings: Vec<String>,
 }
 
+/// A state across runs: module, ID and name from its key. Salt keeps an ID
+/// unique per module; the key's order prefix and the function may differ
+/// from run to run (`test.succeed_without_changes` → `test.fail_…`).
+pub type StateIdentity = (String, String, String);
+
 impl StateRun {
+    /// This state's [`StateIdentity`]; a key that does not decode is its
+    /// own identity.
+    pub fn identity(&self) -> StateIdentity {
+        match decode_state_key(&self.key) {
+            Some(k) => (k.module, k.id, k.name),
+            None => (self.key.clone(), String::new(), String::new()),
+        }
+    }
+
     /// Salt counts a state as changed when its `changes` are not empty,
     /// whatever its result.
     pub fn changed(&self) -> bool {
@@ -212,6 +232,24 @@ mod tests {
     use serde_json::json;
 
     #[test]
+    fn a_state_is_the_same_across_order_prefixes_and_functions() {
+        let run = |key: &str| {
+            let data = json!({ key: {"result": true} });
+            StateReturn::read(data.as_object().unwrap())
+                .unwrap()
+                .runs
+                .remove(0)
+        };
+        let plain = run("test_|-check_|-check_|-succeed_without_changes");
+        let ordered = run("4_|-test_|-check_|-check_|-fail_without_changes");
+        assert_eq!(plain.identity(), ordered.identity());
+        assert_ne!(
+            plain.identity(),
+            run("cmd_|-check_|-check_|-run").identity()
+        );
+    }
+
+    #[test]
     fn keys_decode_with_and_without_the_order_prefix() {
         let plain = decode_state_key("file_|-app_conf_|-/etc/app_conf_|-managed").unwrap();
         assert_eq!(plain.order_prefix, None);
@@ -235,6 +273,19 @@ mod tests {
         let key = decode_state_key("test_|-42_|-42_|-nop").unwrap();
         assert_eq!(key.order_prefix, None);
         assert_eq!(key.id, "42");
+    }
+
+    #[test]
+    fn digits_past_u64_are_the_module_not_a_prefix_that_vanishes() {
+        // The prefix was dropped with no number left to show for it.
+        let key = decode_state_key("18446744073709551616_|-cmd_|-a_|-b_|-run").unwrap();
+        assert_eq!(key.order_prefix, None);
+        assert_eq!(
+            (key.module.as_str(), key.id.as_str(), key.name.as_str()),
+            ("18446744073709551616", "cmd", "a_|-b")
+        );
+        let max = decode_state_key("18446744073709551615_|-cmd_|-a_|-b_|-run").unwrap();
+        assert_eq!(max.order_prefix, Some(u64::MAX));
     }
 
     #[test]
@@ -281,6 +332,15 @@ mod tests {
         assert_eq!(run.duration_ms, Some(12.5));
         assert_eq!(run.state_ran, Some(false));
         assert!(run.changed());
+    }
+
+    #[test]
+    fn a_nan_or_infinite_duration_text_is_no_duration() {
+        for text in ["NaN", "nan ms", "inf", "-inf ms", "infinity"] {
+            assert_eq!(read_duration_ms(&json!(text)), None, "{text}");
+        }
+        assert_eq!(read_duration_ms(&json!(" 12.5 ms ")), Some(12.5));
+        assert_eq!(read_duration_ms(&json!(1e300)), Some(1e300));
     }
 
     #[test]

@@ -6,10 +6,11 @@
 use serde_json::{json, Value};
 
 use super::filter::{any_of, time_clause, TimeRange};
-use super::{hits, FieldMap};
+use super::{hits, QueryContext};
 use crate::config::AppConfig;
 use crate::engine::{EngineError, SearchRequest};
 use crate::model::{PublishInfo, PublishSource};
+use crate::route::param;
 use crate::text::scalar_text;
 
 pub const AUDIT_PAGE_SIZE: usize = 100;
@@ -41,7 +42,10 @@ impl AuditFilter {
                 })
                 .unwrap_or_default()
         };
-        let time = match get("time").filter(|t| !t.is_empty()).map(TimeRange::parse) {
+        let time = match get(param::TIME)
+            .filter(|t| !t.is_empty())
+            .map(TimeRange::parse)
+        {
             None => TimeRange::default(),
             Some(Ok(t)) => t,
             Some(Err(e)) => {
@@ -51,11 +55,11 @@ impl AuditFilter {
         };
         (
             AuditFilter {
-                users: list("user"),
-                functions: list("fun"),
-                targets: list("target"),
+                users: list(param::USER),
+                functions: list(param::FUN),
+                targets: list(param::TARGET),
                 time,
-                risky_only: get("risky") == Some("1"),
+                risky_only: get(param::RISKY) == Some("1"),
             },
             problems,
         )
@@ -64,19 +68,19 @@ impl AuditFilter {
     pub fn to_query(&self) -> Vec<(&'static str, String)> {
         let mut out = Vec::new();
         for (name, values) in [
-            ("user", &self.users),
-            ("fun", &self.functions),
-            ("target", &self.targets),
+            (param::USER, &self.users),
+            (param::FUN, &self.functions),
+            (param::TARGET, &self.targets),
         ] {
             if !values.is_empty() {
                 out.push((name, values.join(",")));
             }
         }
         if self.time != TimeRange::default() {
-            out.push(("time", self.time.to_param()));
+            out.push((param::TIME, self.time.to_param()));
         }
         if self.risky_only {
-            out.push(("risky", "1".into()));
+            out.push((param::RISKY, "1".into()));
         }
         out
     }
@@ -165,20 +169,23 @@ const EVENT_SOURCE: [&str; 10] = [
     "data._stamp",
 ];
 
-/// One `_msearch` of two searches: the publish events, and the job cache to
-/// fall back on when the event cache holds none.
+crate::search_bundle! {
+    /// The audit view's one round trip: the publish events, and the job
+    /// cache to fall back on when the event cache holds none.
+    pub struct AuditSearches => AuditAnswers { events, job_cache }
+}
+
 pub fn audit_searches(
-    config: &AppConfig,
-    fields: &FieldMap,
+    ctx: &QueryContext,
     filter: &AuditFilter,
-    now_ms: i64,
     cursor: Option<&AuditCursor>,
-) -> Vec<SearchRequest> {
+) -> AuditSearches {
+    let (config, fields) = (&ctx.config, &ctx.fields);
     // Targets are globs themselves: `*` asks for the jobs that targeted `*`.
     let exactly = |field: &str, values: &[String]| -> Option<Value> {
         (!values.is_empty()).then(|| json!({"terms": {field: values}}))
     };
-    let bounds = filter.time.bounds(now_ms);
+    let bounds = filter.time.bounds(ctx.now_ms);
 
     let mut event_filter = vec![json!({"bool": {"should": [
         {"wildcard": {fields.tag.clone(): {"value": "salt/job/*/new"}}},
@@ -217,10 +224,10 @@ pub fn audit_searches(
     if let Some(AuditCursor::JobCache { jid }) = cursor {
         cache["search_after"] = json!([jid]);
     }
-    vec![
-        SearchRequest::new(&config.event_index_pattern, events),
-        SearchRequest::new(&config.job_cache_index, cache),
-    ]
+    AuditSearches {
+        events: SearchRequest::new(&config.event_index_pattern, events),
+        job_cache: SearchRequest::new(&config.job_cache_index, cache),
+    }
 }
 
 /// Reads [`audit_searches`]: the events when there are any (or when the
@@ -229,13 +236,14 @@ pub fn parse_audit(
     config: &AppConfig,
     filter: &AuditFilter,
     cursor: Option<&AuditCursor>,
-    answers: Vec<Result<Value, EngineError>>,
+    answers: AuditAnswers,
 ) -> Result<AuditPage, EngineError> {
-    let mut answers = answers.into_iter();
-    let events = answers.next();
-    let cache = answers.next();
+    let AuditAnswers {
+        events,
+        job_cache: cache,
+    } = answers;
     let event_hits = match &events {
-        Some(Ok(a)) => hits(a).len(),
+        Ok(a) => hits(a).len(),
         _ => 0,
     };
     let use_cache = match cursor {
@@ -245,7 +253,7 @@ pub fn parse_audit(
     };
     let mut page = AuditPage::default();
     let (answer, source) = if use_cache {
-        if let Some(Err(e)) = &events {
+        if let Err(e) = &events {
             page.notes.push(format!("event cache unavailable: {e}"));
         }
         (cache, PublishSource::JobCache)
@@ -253,21 +261,15 @@ pub fn parse_audit(
         (events, PublishSource::Event)
     };
     let answer = match answer {
-        Some(Ok(a)) => a,
-        Some(Err(e)) if e.is_index_not_found() && source == PublishSource::JobCache => {
+        Ok(a) => a,
+        Err(e) if e.is_index_not_found() && source == PublishSource::JobCache => {
             page.notes.push(format!(
                 "no publish events in `{}` and no job cache `{}`: turn on `event_return: elasticsearch` (or `master_job_cache: elasticsearch`) on the master",
                 config.event_index_pattern, config.job_cache_index
             ));
             return Ok(page);
         }
-        Some(Err(e)) => return Err(e),
-        None => {
-            return Err(EngineError::BadResponse {
-                url: String::new(),
-                detail: "_msearch answered fewer responses than searches".into(),
-            })
-        }
+        Err(e) => return Err(e),
     };
     if source == PublishSource::JobCache && cursor.is_none() {
         // A missing index answers "no hits" (the searches ignore unavailable
@@ -401,14 +403,8 @@ mod tests {
             stamp_ms: 5,
             tag: "salt/job/1/new".into(),
         };
-        let s = audit_searches(
-            &AppConfig::default(),
-            &FieldMap::default(),
-            &f,
-            0,
-            Some(&cursor),
-        );
-        let events = s[0].body.to_string();
+        let s = audit_searches(&QueryContext::at(0), &f, Some(&cursor));
+        let events = s.events.body.to_string();
         assert!(
             events.contains(r#"{"wildcard":{"data.user.keyword":{"value":"sudo_*"}}}"#),
             "{events}"
@@ -417,22 +413,22 @@ mod tests {
             events.contains(r#"{"terms":{"data.tgt.keyword":["*"]}}"#),
             "a target of * is the literal *"
         );
-        assert_eq!(s[0].body["search_after"], json!([5, "salt/job/1/new"]));
-        assert_eq!(s[0].body["sort"][0]["data._stamp"]["order"], "desc");
-        assert!(s[1].body.to_string().contains("load.user.keyword"));
+        assert_eq!(s.events.body["search_after"], json!([5, "salt/job/1/new"]));
+        assert_eq!(s.events.body["sort"][0]["data._stamp"]["order"], "desc");
+        assert!(s.job_cache.body.to_string().contains("load.user.keyword"));
         assert_eq!(AuditCursor::parse(&cursor.to_param()), Some(cursor));
     }
 
     #[test]
     fn publish_events_become_audit_lines_with_their_risks() {
-        let answers = vec![
-            Ok(json!({"hits": {"total": {"value": 3}, "hits": [
+        let answers = AuditAnswers {
+            events: Ok(json!({"hits": {"total": {"value": 3}, "hits": [
                 event("3", "cmd.run", json!(["rm -rf /srv/old"]), "web*", "sudo_alice", 3),
                 event("2", "state.apply", json!(["web"]), "*", "root", 2),
                 {"_source": {"tag": "salt/run/1/new", "data": {"fun": "runner.jobs.list_jobs", "fun_args": [], "jid": "1", "user": "root", "_stamp": "x"}}, "sort": [1, "salt/run/1/new"]}
             ]}})),
-            Ok(json!({"hits": {"hits": []}})),
-        ];
+            job_cache: Ok(json!({"hits": {"hits": []}})),
+        };
         let page = parse_audit(
             &AppConfig::default(),
             &AuditFilter::default(),
@@ -454,12 +450,12 @@ mod tests {
 
     #[test]
     fn risky_only_keeps_the_flagged_lines() {
-        let answers = vec![
-            Ok(json!({"hits": {"hits": [
+        let answers = AuditAnswers {
+            events: Ok(json!({"hits": {"hits": [
                 event("3", "cmd.run", json!(["rm -rf /srv/old"]), "web*", "sudo_alice", 3),
                 event("2", "test.version", json!([]), "db-02", "root", 2)]}})),
-            Ok(json!({"hits": {"hits": []}})),
-        ];
+            job_cache: Ok(json!({"hits": {"hits": []}})),
+        };
         let filter = AuditFilter {
             risky_only: true,
             ..AuditFilter::default()
@@ -471,12 +467,12 @@ mod tests {
 
     #[test]
     fn without_publish_events_the_job_cache_is_read_and_said_so() {
-        let answers = vec![
-            Ok(json!({"hits": {"hits": []}})),
-            Ok(
+        let answers = AuditAnswers {
+            events: Ok(json!({"hits": {"hits": []}})),
+            job_cache: Ok(
                 json!({"hits": {"hits": [{"_source": {"jid": "9", "load": {"fun": "cmd.run", "arg": ["rm -fr /"], "tgt": "*", "user": "root"}}, "sort": ["9"]}]}}),
             ),
-        ];
+        };
         let page = parse_audit(
             &AppConfig::default(),
             &AuditFilter::default(),
@@ -499,7 +495,10 @@ mod tests {
             &AppConfig::default(),
             &AuditFilter::default(),
             None,
-            vec![empty(), empty()],
+            AuditAnswers {
+                events: empty(),
+                job_cache: empty(),
+            },
         )
         .unwrap();
         assert!(page.entries.is_empty());
@@ -519,7 +518,10 @@ mod tests {
             &AppConfig::default(),
             &AuditFilter::default(),
             None,
-            vec![Ok(json!({"hits": {"hits": []}})), Err(missing)],
+            AuditAnswers {
+                events: Ok(json!({"hits": {"hits": []}})),
+                job_cache: Err(missing),
+            },
         )
         .unwrap();
         assert!(page.entries.is_empty());

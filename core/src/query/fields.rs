@@ -9,10 +9,15 @@ pub struct FieldMap {
     pub minion: String,
     pub fun: String,
     pub tag: String,
+    /// An event's `data.id` (the minion) and `data.jid`.
+    pub event_minion: String,
+    pub event_jid: String,
     /// The publish event's `data.user`, `data.fun`, `data.tgt`.
     pub event_user: String,
     pub event_fun: String,
     pub event_target: String,
+    /// The publish event's `data.minions`: every minion a job targeted.
+    pub event_targets: String,
     /// The job-cache load's `load.user`, `load.fun`, `load.tgt`.
     pub cache_user: String,
     pub cache_fun: String,
@@ -23,14 +28,17 @@ pub struct FieldMap {
 }
 
 /// The fields, by their names in the documents.
-const NAMES: [&str; 10] = [
+const NAMES: [&str; 13] = [
     "jid",
     "minion",
     "fun",
     "tag",
+    "data.id",
+    "data.jid",
     "data.user",
     "data.fun",
     "data.tgt",
+    "data.minions",
     "load.user",
     "load.fun",
     "load.tgt",
@@ -45,16 +53,19 @@ impl Default for FieldMap {
 
 impl FieldMap {
     fn pick(f: impl Fn(&str) -> String) -> FieldMap {
-        let [jid, minion, fun, tag, event_user, event_fun, event_target, cache_user, cache_fun, cache_target] =
+        let [jid, minion, fun, tag, event_minion, event_jid, event_user, event_fun, event_target, event_targets, cache_user, cache_fun, cache_target] =
             NAMES.map(f);
         FieldMap {
             jid,
             minion,
             fun,
             tag,
+            event_minion,
+            event_jid,
             event_user,
             event_fun,
             event_target,
+            event_targets,
             cache_user,
             cache_fun,
             cache_target,

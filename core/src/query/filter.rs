@@ -5,9 +5,9 @@
 
 use serde_json::{json, Value};
 
-use super::FieldMap;
-use crate::config::AppConfig;
-use crate::text::{iso_millis, parse_utc};
+use super::{FieldMap, QueryContext};
+use crate::route::param;
+use crate::time::{iso_millis, parse_utc};
 
 /// The relative ranges the time picker offers, as Kibana does.
 pub const TIME_PRESETS: [(&str, &str, i64); 6] = [
@@ -18,11 +18,6 @@ pub const TIME_PRESETS: [(&str, &str, i64); 6] = [
     ("30d", "Last 30 days", 30 * 86_400_000),
     ("all", "All time", 0),
 ];
-
-/// Functions that fire on every minion every few minutes and bury the jobs a
-/// person ran; hidden by default, and the list is the operator's to change.
-pub const DEFAULT_NOISY_FUNCTIONS: [&str; 4] =
-    ["saltutil.*", "mine.update", "mine.send", "grains.setval"];
 
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub enum TimeRange {
@@ -64,8 +59,9 @@ impl TimeRange {
             });
         }
         if let Some((from, to)) = text.split_once("..") {
-            let from_ms = parse_utc(from).ok_or_else(|| format!("`{from}` is not a time"))?;
-            let to_ms = parse_utc(to).ok_or_else(|| format!("`{to}` is not a time"))?;
+            // The date's own message says why (`February 2026 has 28 days`).
+            let from_ms = parse_utc(from).map_err(|e| e.to_string())?;
+            let to_ms = parse_utc(to).map_err(|e| e.to_string())?;
             if from_ms >= to_ms {
                 return Err(format!("the range {from} .. {to} ends before it starts"));
             }
@@ -142,6 +138,15 @@ impl OutcomeFilter {
     }
 }
 
+/// A list typed as `web*, db-02` or `web* db-02`: its items, blanks dropped.
+pub fn split_list(text: &str) -> Vec<String> {
+    text.split([',', ' '])
+        .map(str::trim)
+        .filter(|s| !s.is_empty())
+        .map(str::to_string)
+        .collect()
+}
+
 /// Everything an operator can narrow the job history by.
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
 pub struct JobFilter {
@@ -159,34 +164,13 @@ pub struct JobFilter {
     pub show_noisy: bool,
 }
 
-/// The URL names of the filter's parameters: one spelling everywhere.
-pub mod param {
-    pub const JID: &str = "jid";
-    pub const MINION: &str = "minion";
-    pub const FUN: &str = "fun";
-    pub const OUTCOME: &str = "outcome";
-    pub const TIME: &str = "time";
-    pub const TEXT: &str = "q";
-    pub const NOISY: &str = "noisy";
-}
-
 impl JobFilter {
     /// Reads the filter from URL query pairs. A parameter that does not read
     /// is left at its default and explained, so a bad link still shows a page.
     pub fn from_query<'a>(get: impl Fn(&str) -> Option<&'a str>) -> (JobFilter, Vec<String>) {
         let mut problems = Vec::new();
         let text = |name: &str| get(name).map(str::trim).filter(|s| !s.is_empty());
-        let list = |name: &str| -> Vec<String> {
-            text(name)
-                .map(|s| {
-                    s.split([',', ' '])
-                        .map(str::trim)
-                        .filter(|s| !s.is_empty())
-                        .map(str::to_string)
-                        .collect()
-                })
-                .unwrap_or_default()
-        };
+        let list = |name: &str| text(name).map(split_list).unwrap_or_default();
         let outcome = match OutcomeFilter::parse(text(param::OUTCOME).unwrap_or("")) {
             Ok(o) => o,
             Err(e) => {
@@ -244,15 +228,10 @@ impl JobFilter {
     /// The `bool` query of the returns this filter selects, without the
     /// outcome (which is per job, not per return; see
     /// [`Self::returns_query_with_outcome`]).
-    pub fn returns_query(
-        &self,
-        config: &AppConfig,
-        fields: &FieldMap,
-        noisy: &[String],
-        now_ms: i64,
-    ) -> Value {
-        let (mut filter, mut must_not) = super::returns_filter(config);
-        if let Some((from, to)) = self.time.bounds(now_ms) {
+    pub fn returns_query(&self, ctx: &QueryContext) -> Value {
+        let fields = &ctx.fields;
+        let (mut filter, mut must_not) = super::returns_filter(&ctx.config);
+        if let Some((from, to)) = self.time.bounds(ctx.now_ms) {
             filter.push(time_clause("@timestamp", from, to));
         }
         if let Some(jid) = &self.jid {
@@ -271,7 +250,7 @@ impl JobFilter {
         // Noise is hidden only while no function is asked for by name: asking
         // for `saltutil.sync_all` must find it.
         if !self.show_noisy && self.functions.is_empty() {
-            must_not.extend(noisy.iter().map(|f| pattern_clause(&fields.fun, f)));
+            must_not.extend(ctx.noisy.iter().map(|f| pattern_clause(&fields.fun, f)));
         }
         if let Some(q) = &self.text {
             filter.push(query_string(q));
@@ -282,14 +261,8 @@ impl JobFilter {
     /// The returns query with the outcome applied per return: for
     /// [`OutcomeFilter::AnyFailed`] only failed, non-runner returns, so that
     /// the jobs found are those with at least one failure.
-    pub fn returns_query_with_outcome(
-        &self,
-        config: &AppConfig,
-        fields: &FieldMap,
-        noisy: &[String],
-        now_ms: i64,
-    ) -> Value {
-        let mut query = self.returns_query(config, fields, noisy, now_ms);
+    pub fn returns_query_with_outcome(&self, ctx: &QueryContext) -> Value {
+        let mut query = self.returns_query(ctx);
         if self.outcome == OutcomeFilter::AnyFailed {
             if let Some(filter) = query
                 .pointer_mut("/bool/filter")
@@ -301,7 +274,7 @@ impl JobFilter {
                 .pointer_mut("/bool/must_not")
                 .and_then(Value::as_array_mut)
             {
-                must_not.push(runner_clause(fields));
+                must_not.push(runner_clause(&ctx.fields));
             }
         }
         query
@@ -361,46 +334,6 @@ pub(crate) fn any_of(field: &str, patterns: &[String]) -> Option<Value> {
     }
 }
 
-/// Percent-encodes query pairs into `?a=b&c=d` (empty string for none), for
-/// links that carry a view's state.
-pub fn encode_query(pairs: &[(&str, String)]) -> String {
-    if pairs.is_empty() {
-        return String::new();
-    }
-    let mut out = String::from("?");
-    for (i, (k, v)) in pairs.iter().enumerate() {
-        if i > 0 {
-            out.push('&');
-        }
-        out.push_str(&percent_encode(k));
-        out.push('=');
-        out.push_str(&percent_encode(v));
-    }
-    out
-}
-
-/// Percent-encodes one URL component (a query value, or a path segment
-/// such as a minion id in `/minion/<id>`).
-pub fn percent_encode(s: &str) -> String {
-    let mut out = String::with_capacity(s.len());
-    for b in s.bytes() {
-        match b {
-            b'A'..=b'Z'
-            | b'a'..=b'z'
-            | b'0'..=b'9'
-            | b'-'
-            | b'_'
-            | b'.'
-            | b'~'
-            | b'*'
-            | b','
-            | b':' => out.push(b as char),
-            _ => out.push_str(&format!("%{b:02X}")),
-        }
-    }
-    out
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -412,11 +345,14 @@ mod tests {
     }
 
     fn query(filter: &JobFilter) -> Value {
-        let noisy: Vec<String> = DEFAULT_NOISY_FUNCTIONS
-            .iter()
-            .map(|s| s.to_string())
-            .collect();
-        filter.returns_query(&AppConfig::default(), &FieldMap::default(), &noisy, NOW)
+        filter.returns_query(&QueryContext::at(NOW))
+    }
+
+    fn without_noise() -> QueryContext {
+        QueryContext {
+            noisy: Vec::new(),
+            ..QueryContext::at(NOW)
+        }
     }
 
     #[test]
@@ -443,7 +379,6 @@ mod tests {
     #[test]
     fn the_default_filter_makes_no_parameters() {
         assert!(JobFilter::default().to_query().is_empty());
-        assert_eq!(encode_query(&[]), "");
     }
 
     #[test]
@@ -465,6 +400,14 @@ mod tests {
         assert!(TimeRange::parse("2026-12-02T00:00:00Z..2026-12-01T00:00:00Z").is_err());
         let ok = TimeRange::parse("2026-12-01T00:00:00Z..2026-12-02T00:00:00.500Z").unwrap();
         assert_eq!(ok.bounds(0), Some((1_796_083_200_000, 1_796_169_600_500)));
+    }
+
+    #[test]
+    fn an_impossible_date_in_a_range_is_refused_saying_why() {
+        assert_eq!(
+            TimeRange::parse("2026-02-01..2026-02-31"),
+            Err("`2026-02-31` is not a date: February 2026 has 28 days".into())
+        );
     }
 
     #[test]
@@ -537,7 +480,7 @@ mod tests {
     #[test]
     fn any_failed_selects_failed_returns_that_are_not_runners() {
         let (f, _) = read(&[("outcome", "failed")]);
-        let q = f.returns_query_with_outcome(&AppConfig::default(), &FieldMap::default(), &[], NOW);
+        let q = f.returns_query_with_outcome(&without_noise());
         assert!(q["bool"]["filter"]
             .to_string()
             .contains(r#"{"term":{"success":false}}"#));
@@ -545,18 +488,10 @@ mod tests {
             .to_string()
             .contains(r#""fun.keyword":"runner.""#));
         let (s, _) = read(&[("outcome", "succeeded")]);
-        let q = s.returns_query_with_outcome(&AppConfig::default(), &FieldMap::default(), &[], NOW);
+        let q = s.returns_query_with_outcome(&without_noise());
         assert!(
             !q.to_string().contains("success"),
             "succeeded is decided per job"
-        );
-    }
-
-    #[test]
-    fn query_strings_are_percent_encoded() {
-        assert_eq!(
-            encode_query(&[("q", "a b&c=d/é".into()), ("minion", "web*,db-02".into())]),
-            "?q=a%20b%26c%3Dd%2F%C3%A9&minion=web*,db-02"
         );
     }
 }

@@ -4,9 +4,8 @@
 use serde_json::{json, Value};
 
 use super::filter::{failed_clause, runner_clause, JobFilter};
-use super::FieldMap;
-use crate::config::AppConfig;
-use crate::engine::{EngineError, SearchRequest};
+use super::QueryContext;
+use crate::engine::{EngineError, SearchAnswer, SearchRequest};
 use crate::text::scalar_text;
 
 /// More distinct functions than this in one range is unusual; the view says
@@ -37,18 +36,13 @@ pub struct FunctionsPage {
     pub notes: Vec<String>,
 }
 
-pub fn functions_search(
-    config: &AppConfig,
-    fields: &FieldMap,
-    filter: &JobFilter,
-    noisy: &[String],
-    now_ms: i64,
-) -> SearchRequest {
+pub fn functions_search(ctx: &QueryContext, filter: &JobFilter) -> SearchRequest {
+    let fields = &ctx.fields;
     SearchRequest::new(
-        &config.index_pattern,
+        &ctx.config.index_pattern,
         json!({
             "size": 0,
-            "query": filter.returns_query(config, fields, noisy, now_ms),
+            "query": filter.returns_query(ctx),
             "aggs": {"functions": {
                 "terms": {"field": fields.fun, "size": MAX_FUNCTIONS},
                 "aggs": {
@@ -62,7 +56,7 @@ pub fn functions_search(
     )
 }
 
-pub fn parse_functions(answer: Result<Value, EngineError>) -> Result<FunctionsPage, EngineError> {
+pub fn parse_functions(answer: SearchAnswer) -> Result<FunctionsPage, EngineError> {
     let answer = answer?;
     let mut page = FunctionsPage::default();
     let agg = answer.pointer("/aggregations/functions");
@@ -103,13 +97,7 @@ mod tests {
 
     #[test]
     fn functions_read_with_their_failure_rates_and_runners_have_none() {
-        let s = functions_search(
-            &AppConfig::default(),
-            &FieldMap::default(),
-            &JobFilter::default(),
-            &[],
-            0,
-        );
+        let s = functions_search(&QueryContext::at(0), &JobFilter::default());
         assert_eq!(s.body["aggs"]["functions"]["terms"]["field"], "fun.keyword");
         let answer = json!({"aggregations": {"functions": {"sum_other_doc_count": 0, "buckets": [
             {"key": "state.apply", "doc_count": 40, "jobs": {"value": 10}, "failed": {"doc_count": 4},

@@ -2,133 +2,300 @@
 //! data, and the targeted minions that never returned — all in one
 //! `_msearch`.
 
-use serde_json::{json, Value};
+use serde_json::json;
 
-use super::{hits, returns_filter, total_hits, FieldMap};
-use crate::config::AppConfig;
+use std::collections::HashSet;
+
+use serde_json::Value;
+
+use super::filter::failed_clause;
+use super::jobs::soft;
+use super::timeline::{JobTimeline, TimelineKind};
+use super::{hits, returns_filter, total_hits, QueryContext};
 use crate::engine::{EngineError, SearchRequest};
-use crate::model::{HighstateSummary, Outcome, PublishInfo, ReturnData, ReturnDoc};
+use crate::model::{EventDoc, HighstateSummary, Outcome, PublishInfo, ReturnData, ReturnDoc};
+use crate::text::scalar_text;
 
-/// The most returns one request brings back (the engines' default
-/// `index.max_result_window`). A larger job says how many it did not show.
+/// Returns per page of the job page, read without their `data`: a job on
+/// 2,000 minions pages by minion id, and each minion's data is fetched on
+/// its own (see [`return_search`]), so no answer holds more than one
+/// return's output.
+pub const JOB_RETURNS_PAGE: usize = 500;
+/// The most `ret` events and returned minions one request counts (the
+/// engines' default `index.max_result_window`).
 pub const MAX_RETURNS: usize = 10_000;
 
-/// A minion the publish event targeted that has no return document.
+/// A minion the job should have heard from that has no return document.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct MissingMinion {
     pub minion: String,
-    /// Its `salt/job/<jid>/ret/<minion>` event exists: the minion answered
-    /// but the returner lost its document.
-    pub returned_to_master: bool,
+    pub reason: MissingReason,
+}
+
+/// Why a minion has no return, as far as the master's events tell.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum MissingReason {
+    /// Targeted, and its `salt/job/<jid>/ret/<minion>` event exists: the
+    /// minion answered but the returner lost its document.
+    ReturnedToMaster,
+    /// Targeted, and no return at all: it did not answer, or its return was
+    /// never sent.
+    NoReturn,
+    /// A list target named it but the master did not know it when it
+    /// published the job (the publish event's `missing`).
+    UnknownToMaster,
+}
+
+impl MissingReason {
+    pub fn explain(self) -> &'static str {
+        match self {
+            MissingReason::ReturnedToMaster => {
+                "returned to the master, but its return document was not written (the returner lost it)"
+            }
+            MissingReason::NoReturn => {
+                "no return: the minion did not answer, or its return was never sent"
+            }
+            MissingReason::UnknownToMaster => {
+                "the master did not know this minion when it published the job (no accepted key: Salt's CLI reports it as not connected)"
+            }
+        }
+    }
 }
 
 #[derive(Clone, Debug, PartialEq)]
 pub struct JobDetail {
     pub jid: String,
-    /// Sorted by minion id.
+    /// The first page of returns, sorted by minion id, without their data
+    /// (`ReturnData::Unread`).
     pub returns: Vec<ReturnDoc>,
+    /// Where the next page of returns starts, if there is one.
+    pub more: Option<ReturnsCursor>,
     /// How many return documents the engine holds for this jid.
     pub total_returns: u64,
+    /// How many of them failed (runner returns excluded), all pages.
+    pub failed_returns: u64,
     pub publish: Option<PublishInfo>,
     pub missing: Vec<MissingMinion>,
+    /// The job's events in time order.
+    pub timeline: JobTimeline,
     pub notes: Vec<String>,
 }
 
+/// The sort values of a page's last return (minion, index): the next page
+/// starts after it.
+#[derive(Clone, Debug, PartialEq)]
+pub struct ReturnsCursor(pub Vec<Value>);
+
+/// A further page of a job's returns.
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct ReturnsPage {
+    pub returns: Vec<ReturnDoc>,
+    pub more: Option<ReturnsCursor>,
+}
+
+/// How long after publishing a job the job page follows it while targeted
+/// minions have not answered. Salt's CLI stops waiting far sooner (its
+/// timeout and gather_job_timeout), but a highstate may run for many
+/// minutes and its returns still come.
+pub const FOLLOW_FOR_MS: i64 = 15 * 60_000;
+/// How long a young job whose targets are not known yet is followed.
+pub const TARGETS_WAIT_MS: i64 = 60_000;
+
 impl JobDetail {
-    /// Totals across minions: (ok, failed) minions and the summed state
-    /// summary of state returns.
-    pub fn totals(&self) -> (usize, usize, Option<HighstateSummary>) {
-        let failed = self
-            .returns
-            .iter()
-            .filter(|r| r.outcome() == Outcome::Failed)
-            .count();
-        let mut states: Option<HighstateSummary> = None;
-        for r in &self.returns {
-            if let ReturnData::States(s) = &r.data {
-                states
-                    .get_or_insert_with(HighstateSummary::default)
-                    .add(&HighstateSummary::of(&s.runs));
-            }
-        }
-        (self.returns.len() - failed, failed, states)
+    /// When the master published the job: its publish event's `_stamp`;
+    /// before that event is searchable (the job cache's load often comes
+    /// first, and has no time), the jid itself, which is the master's clock
+    /// at publish (UTC on a master in UTC; Salt's `utc_jid: False` means
+    /// its local time).
+    pub fn published_ms(&self) -> Option<i64> {
+        let stamp = self.publish.as_ref().and_then(|p| p.stamp.as_deref());
+        stamp
+            .and_then(|s| crate::time::parse_utc(s).ok())
+            .or_else(|| {
+                let start = crate::time::jid_start_time(&self.jid)?;
+                crate::time::parse_utc(&start).ok()
+            })
+    }
+
+    /// The job may still be running: minions it targeted have not
+    /// answered, and it was published less than [`FOLLOW_FOR_MS`] ago.
+    pub fn still_running(&self, now_ms: i64) -> bool {
+        let waiting = self.missing.iter().any(|m| {
+            matches!(
+                m.reason,
+                MissingReason::NoReturn | MissingReason::ReturnedToMaster
+            )
+        });
+        // Which minions it targeted is not known yet (the job cache's load
+        // came before the publish event): worth a minute's wait.
+        let targets_unknown = self.publish.as_ref().is_none_or(|p| p.minions.is_none());
+        let age = self.published_ms().map(|p| now_ms - p);
+        age.is_some_and(|a| {
+            (waiting && a < FOLLOW_FOR_MS) || (targets_unknown && a < TARGETS_WAIT_MS)
+        })
+    }
+
+    /// Nothing of the job is in the engine yet: no return, no publish data
+    /// (a job just published is searchable a second or two later).
+    pub fn is_empty(&self) -> bool {
+        self.total_returns == 0 && self.publish.is_none()
+    }
+
+    /// Minions that returned: (succeeded, failed), all pages.
+    pub fn outcomes(&self) -> (u64, u64) {
+        (
+            self.total_returns.saturating_sub(self.failed_returns),
+            self.failed_returns,
+        )
     }
 }
 
-/// The four searches of the job page, in the order [`parse_job`] reads them.
-pub fn job_searches(config: &AppConfig, fields: &FieldMap, jid: &str) -> Vec<SearchRequest> {
+/// The summed state summary of the state returns among `returns` whose
+/// data is read; `None` while any is unread or none holds states.
+pub fn states_total<'a>(
+    returns: impl IntoIterator<Item = &'a ReturnDoc>,
+) -> Option<HighstateSummary> {
+    let mut states: Option<HighstateSummary> = None;
+    for r in returns {
+        match &r.data {
+            ReturnData::Unread => return None,
+            ReturnData::States(s) => states
+                .get_or_insert_with(HighstateSummary::default)
+                .add(&HighstateSummary::of(&s.runs)),
+            _ => {}
+        }
+    }
+    states
+}
+
+crate::search_bundle! {
+    /// The job page's one round trip: its returns, its publish event, its
+    /// events (who answered the master, and when), its job-cache load.
+    pub struct JobSearches => JobAnswers { returns, publish_event, job_events, job_cache }
+}
+
+/// A page of the job's returns without their data, from `after`; the first
+/// page also counts them: every returned minion (to tell the missing ones)
+/// and the failed ones.
+pub fn returns_search(
+    ctx: &QueryContext,
+    jid: &str,
+    after: Option<&ReturnsCursor>,
+) -> SearchRequest {
+    let (config, fields) = (&ctx.config, &ctx.fields);
     let (mut filter, must_not) = returns_filter(config);
     filter.push(json!({"term": {fields.jid.clone(): jid}}));
-    vec![
-        SearchRequest::new(
-            &config.index_pattern,
-            json!({
-                "size": MAX_RETURNS,
-                "track_total_hits": true,
-                "query": {"bool": {"filter": filter, "must_not": must_not}},
-                "sort": [{fields.minion.clone(): {"order": "asc", "unmapped_type": "keyword"}}]
-            }),
-        ),
-        SearchRequest::new(
+    let mut body = json!({
+        "size": JOB_RETURNS_PAGE,
+        "track_total_hits": true,
+        "query": {"bool": {"filter": filter, "must_not": must_not}},
+        "_source": {"excludes": ["data"]},
+        "sort": [
+            {fields.minion.clone(): {"order": "asc", "unmapped_type": "keyword"}},
+            {"_index": {"order": "asc", "unmapped_type": "keyword"}}
+        ]
+    });
+    match after {
+        Some(ReturnsCursor(values)) => body["search_after"] = Value::Array(values.clone()),
+        None => {
+            body["aggs"] = json!({
+                "returned": {"terms": {"field": fields.minion, "size": MAX_RETURNS}},
+                "failed": {"filter": failed_clause(fields)}
+            })
+        }
+    }
+    SearchRequest::new(&config.index_pattern, body)
+}
+
+/// One return with its data, by where it is (`_index`, `_id`).
+pub fn return_search(index: &str, id: &str) -> SearchRequest {
+    SearchRequest::new(
+        index,
+        json!({"size": 1, "query": {"ids": {"values": [id]}}}),
+    )
+}
+
+/// Reads [`return_search`]'s answer: the return, with its data.
+pub fn parse_return(index: &str, id: &str, answer: Value) -> Result<ReturnDoc, EngineError> {
+    hits(&answer)
+        .first()
+        .map(ReturnDoc::from_hit)
+        .ok_or_else(|| EngineError::BadResponse {
+            url: None,
+            detail: format!("the return {index}/{id} is gone from the engine"),
+        })
+}
+
+/// A page of returns read from [`returns_search`]'s answer.
+pub fn parse_returns(answer: &Value) -> ReturnsPage {
+    let found = hits(answer);
+    let more = (found.len() >= JOB_RETURNS_PAGE)
+        .then(|| found.last()?.get("sort")?.as_array().cloned())
+        .flatten()
+        .map(ReturnsCursor);
+    let mut returns: Vec<ReturnDoc> = found.iter().map(ReturnDoc::summary_from_hit).collect();
+    // The engine sorts them so; an odd answer does not change the order shown.
+    returns.sort_by(|a, b| a.minion.cmp(&b.minion).then(a.index.cmp(&b.index)));
+    ReturnsPage { returns, more }
+}
+
+pub fn job_searches(ctx: &QueryContext, jid: &str) -> JobSearches {
+    let (config, fields) = (&ctx.config, &ctx.fields);
+    JobSearches {
+        returns: returns_search(ctx, jid, None),
+        publish_event: SearchRequest::new(
             &config.event_index_pattern,
             json!({"size": 1, "query": {"term": {fields.tag.clone(): format!("salt/job/{jid}/new")}}}),
         ),
-        SearchRequest::new(
+        job_events: SearchRequest::new(
             &config.event_index_pattern,
             json!({
                 "size": MAX_RETURNS,
-                "query": {"prefix": {fields.tag.clone(): format!("salt/job/{jid}/ret/")}},
-                "_source": ["tag"]
+                "query": {"prefix": {fields.tag.clone(): format!("salt/job/{jid}/")}},
+                // What the timeline needs, not the returns they carry.
+                "_source": ["tag", "data._stamp", "data.success", "data.retcode", "data.id"],
+                "sort": [{"data._stamp": {"order": "asc", "unmapped_type": "date"}}]
             }),
         ),
-        SearchRequest::new(
+        job_cache: SearchRequest::new(
             &config.job_cache_index,
             json!({"size": 1, "query": {"ids": {"values": [jid]}}}),
         ),
-    ]
+    }
 }
 
-/// Reads the answers of [`job_searches`]. Only the returns search failing is
-/// an error; the publish lookups failing leave a note.
-pub fn parse_job(
-    jid: &str,
-    answers: Vec<Result<Value, EngineError>>,
-) -> Result<JobDetail, EngineError> {
-    let mut answers = answers.into_iter();
-    let mut next = || {
-        answers.next().unwrap_or_else(|| {
-            Err(EngineError::BadResponse {
-                url: String::new(),
-                detail: "too few answers".into(),
-            })
-        })
-    };
-    let returns_answer = next()?;
+/// Reads the job page's answers. Only the returns search failing is an
+/// error; the publish lookups failing leave a note.
+pub fn parse_job(jid: &str, answers: JobAnswers) -> Result<JobDetail, EngineError> {
+    let returns_answer = answers.returns?;
     let mut notes = Vec::new();
-    let mut soft = |what: &str, r: Result<Value, EngineError>| match r {
-        Ok(v) => Some(v),
-        Err(e) => {
-            notes.push(format!("{what} unavailable: {e}"));
-            None
-        }
-    };
-    let publish_answer = soft("publish event", next());
-    let ret_events_answer = soft("return events", next());
-    let job_cache_answer = soft("job cache", next());
+    let publish_answer = soft(answers.publish_event, "publish event", &mut notes);
+    let events_answer = soft(answers.job_events, "job events", &mut notes);
+    let job_cache_answer = soft(answers.job_cache, "job cache", &mut notes);
 
-    let mut returns: Vec<ReturnDoc> = hits(&returns_answer)
-        .iter()
-        .map(ReturnDoc::from_hit)
-        .collect();
-    returns.sort_by(|a, b| a.minion.cmp(&b.minion).then(a.index.cmp(&b.index)));
+    let ReturnsPage { returns, more } = parse_returns(&returns_answer);
     let total_returns = total_hits(&returns_answer).unwrap_or(returns.len() as u64);
-    if total_returns > returns.len() as u64 {
-        notes.push(format!(
-            "showing {} of {} returns for this job",
-            returns.len(),
-            total_returns
-        ));
-    }
+    let failed_returns = returns_answer
+        .pointer("/aggregations/failed/doc_count")
+        .and_then(Value::as_u64)
+        .unwrap_or_else(|| {
+            returns
+                .iter()
+                .filter(|r| r.outcome() == Outcome::Failed)
+                .count() as u64
+        });
+    // Every minion that returned, all pages (an aggregation: a page holds
+    // only some of them).
+    let mut returned: HashSet<String> = returns_answer
+        .pointer("/aggregations/returned/buckets")
+        .and_then(Value::as_array)
+        .map(|b| {
+            b.iter()
+                .filter_map(|b| b.get("key").map(scalar_text))
+                .collect()
+        })
+        .unwrap_or_default();
+    returned.extend(returns.iter().map(|r| r.minion.clone()));
 
     let event = publish_answer.as_ref().and_then(|a| {
         hits(a)
@@ -142,42 +309,69 @@ pub fn parse_job(
     });
     let publish = PublishInfo::merge(event, cached);
 
-    let ret_prefix = format!("salt/job/{jid}/ret/");
-    let ret_events: Vec<String> = ret_events_answer
+    let events: Vec<EventDoc> = events_answer
         .as_ref()
-        .map(|a| {
-            hits(a)
-                .iter()
-                .filter_map(|h| {
-                    h.pointer("/_source/tag")?
-                        .as_str()?
-                        .strip_prefix(&ret_prefix)
-                        .map(str::to_string)
-                })
-                .collect()
-        })
+        .map(|a| hits(a).iter().map(EventDoc::from_hit).collect())
         .unwrap_or_default();
-    let missing = publish
+    if events.len() >= MAX_RETURNS {
+        notes.push(format!(
+            "the timeline shows the first {MAX_RETURNS} events of this job"
+        ));
+    }
+    let ret_events: HashSet<String> = events
+        .iter()
+        .filter(|e| e.family == "salt/job/*/ret/*")
+        .filter_map(|e| e.minion.clone())
+        .collect();
+    let timeline = JobTimeline::of(events);
+    let published_event = timeline
+        .entries
+        .iter()
+        .any(|e| e.kind == TimelineKind::Published);
+    if published_event && timeline.returned == 0 && total_returns > 0 {
+        notes.push(format!(
+            "the event cache holds no return event of this job, though {total_returns} minion(s) returned: with dynamic mappings the engine rejects return events whose `return` differs in type from the first one it indexed (true, a string, a dict of states); install the index template (scripts/index-template.sh) to keep them"
+        ));
+    }
+    let mut missing: Vec<MissingMinion> = publish
         .as_ref()
         .and_then(|p| p.minions.as_ref())
         .map(|targeted| {
             targeted
                 .iter()
-                .filter(|m| !returns.iter().any(|r| &r.minion == *m))
+                .filter(|m| !returned.contains(*m))
                 .map(|m| MissingMinion {
                     minion: m.clone(),
-                    returned_to_master: ret_events.contains(m),
+                    reason: if ret_events.contains(m) {
+                        MissingReason::ReturnedToMaster
+                    } else {
+                        MissingReason::NoReturn
+                    },
                 })
                 .collect()
         })
         .unwrap_or_default();
+    if let Some(p) = &publish {
+        missing.extend(
+            p.unknown_minions
+                .iter()
+                .filter(|m| !returned.contains(*m))
+                .map(|m| MissingMinion {
+                    minion: m.clone(),
+                    reason: MissingReason::UnknownToMaster,
+                }),
+        );
+    }
 
     Ok(JobDetail {
         jid: jid.to_string(),
         returns,
+        more,
         total_returns,
+        failed_returns,
         publish,
         missing,
+        timeline,
         notes,
     })
 }
@@ -185,6 +379,7 @@ pub fn parse_job(
 #[cfg(test)]
 mod tests {
     use super::*;
+    use serde_json::Value;
 
     fn ret(minion: &str, success: bool) -> Value {
         json!({"_index": "salt-state_apply-v1", "_id": minion, "_source": {
@@ -194,43 +389,128 @@ mod tests {
         }})
     }
 
+    fn answers_with(returns: Result<Value, EngineError>) -> JobAnswers {
+        let none = || Ok(json!({"hits": {"hits": []}}));
+        JobAnswers {
+            returns,
+            publish_event: none(),
+            job_events: none(),
+            job_cache: none(),
+        }
+    }
+
+    #[test]
+    fn a_young_job_with_minions_yet_to_answer_is_still_running() {
+        let answers = JobAnswers {
+            publish_event: Ok(
+                json!({"hits": {"hits": [{"_source": {"tag": "salt/job/7/new", "data": {
+                "fun": "state.apply", "minions": ["a", "b"], "_stamp": "2026-12-03T10:00:00+00:00"}}}]}}),
+            ),
+            ..answers_with(Ok(
+                json!({"hits": {"total": {"value": 1}, "hits": [ret("a", true)]}}),
+            ))
+        };
+        let job = parse_job("7", answers).unwrap();
+        let published = crate::time::parse_utc("2026-12-03T10:00:00Z").unwrap();
+        assert_eq!(job.published_ms(), Some(published));
+        // Only the job cache's load so far: the jid tells when.
+        let cache_only = JobDetail {
+            jid: "20261203100000123456".into(),
+            publish: job
+                .publish
+                .clone()
+                .map(|p| PublishInfo { stamp: None, ..p }),
+            ..job.clone()
+        };
+        assert_eq!(cache_only.published_ms(), Some(published + 123));
+        assert!(cache_only.still_running(published + 5_000));
+        // No list of targets yet: followed for a minute, not fifteen.
+        let targets_unknown = JobDetail {
+            missing: Vec::new(),
+            publish: cache_only
+                .publish
+                .clone()
+                .map(|p| PublishInfo { minions: None, ..p }),
+            ..cache_only.clone()
+        };
+        assert!(targets_unknown.still_running(published + 5_000));
+        assert!(!targets_unknown.still_running(published + TARGETS_WAIT_MS + 1_000));
+        assert!(job.still_running(published + 5_000));
+        assert!(
+            !job.still_running(published + FOLLOW_FOR_MS),
+            "too old to wait for"
+        );
+        let answered = JobDetail {
+            missing: Vec::new(),
+            ..job
+        };
+        assert!(
+            !answered.still_running(published + 5_000),
+            "every minion answered"
+        );
+    }
+
+    #[test]
+    fn a_job_whose_return_events_were_rejected_says_why_the_timeline_is_short() {
+        let answers = JobAnswers {
+            job_events: Ok(
+                json!({"hits": {"hits": [{"_source": {"tag": "salt/job/7/new", "data": {"_stamp": "2026-12-03T10:00:00+00:00"}}}]}}),
+            ),
+            ..answers_with(Ok(
+                json!({"hits": {"total": {"value": 1}, "hits": [ret("a", true)]}}),
+            ))
+        };
+        let job = parse_job("7", answers).unwrap();
+        assert_eq!(job.timeline.entries.len(), 1);
+        assert!(
+            job.notes
+                .iter()
+                .any(|n| n.contains("no return event") && n.contains("index template")),
+            "{:?}",
+            job.notes
+        );
+    }
+
     #[test]
     fn the_job_searches_filter_on_the_jid_and_ask_for_every_return() {
-        let s = job_searches(&AppConfig::default(), &FieldMap::default(), "7");
-        assert_eq!(s.len(), 4);
+        let s = job_searches(&QueryContext::at(0), "7");
         assert_eq!(
-            s[0].body["query"]["bool"]["filter"][1]["term"]["jid.keyword"],
+            s.returns.body["query"]["bool"]["filter"][1]["term"]["jid.keyword"],
             "7"
         );
-        assert_eq!(s[0].body["size"], MAX_RETURNS);
-        assert_eq!(s[1].body["query"]["term"]["tag.keyword"], "salt/job/7/new");
+        assert_eq!(s.returns.body["size"], JOB_RETURNS_PAGE);
         assert_eq!(
-            s[2].body["query"]["prefix"]["tag.keyword"],
-            "salt/job/7/ret/"
+            s.publish_event.body["query"]["term"]["tag.keyword"],
+            "salt/job/7/new"
         );
-        assert_eq!(s[3].index, "salt-master-job-cache");
+        assert_eq!(
+            s.job_events.body["query"]["prefix"]["tag.keyword"],
+            "salt/job/7/"
+        );
+        assert_eq!(s.job_cache.index, "salt-master-job-cache");
     }
 
     #[test]
     fn targeted_minions_without_returns_are_listed_as_missing_with_why() {
-        let answers = vec![
-            Ok(
+        let answers = JobAnswers {
+            returns: Ok(
                 json!({"hits": {"total": {"value": 2}, "hits": [ret("web01.prod.example.com", true), ret("db-02", false)]}}),
             ),
-            Ok(
+            publish_event: Ok(
                 json!({"hits": {"hits": [{"_source": {"tag": "salt/job/7/new", "data": {
-                "fun": "state.apply", "minions": ["db-02", "web01.prod.example.com", "lost-1", "offline-05"]}}}]}}),
+                "fun": "state.apply", "minions": ["db-02", "web01.prod.example.com", "lost-1", "offline-05"],
+                "missing": ["ghost01"]}}}]}}),
             ),
-            Ok(
-                json!({"hits": {"hits": [{"_source": {"tag": "salt/job/7/ret/lost-1"}}, {"_source": {"tag": "salt/job/7/ret/db-02"}}]}}),
+            job_events: Ok(
+                json!({"hits": {"hits": [{"_source": {"tag": "salt/job/7/new"}}, {"_source": {"tag": "salt/job/7/ret/lost-1"}}, {"_source": {"tag": "salt/job/7/ret/db-02"}}]}}),
             ),
-            Err(EngineError::Status {
+            job_cache: Err(EngineError::Status {
                 url: "u".into(),
                 status: 404,
                 kind: Some("index_not_found_exception".into()),
                 reason: "no such index".into(),
             }),
-        ];
+        };
         let job = parse_job("7", answers).unwrap();
         let minions: Vec<_> = job.returns.iter().map(|r| r.minion.as_str()).collect();
         assert_eq!(minions, ["db-02", "web01.prod.example.com"]);
@@ -239,11 +519,15 @@ mod tests {
             vec![
                 MissingMinion {
                     minion: "lost-1".into(),
-                    returned_to_master: true
+                    reason: MissingReason::ReturnedToMaster
                 },
                 MissingMinion {
                     minion: "offline-05".into(),
-                    returned_to_master: false
+                    reason: MissingReason::NoReturn
+                },
+                MissingMinion {
+                    minion: "ghost01".into(),
+                    reason: MissingReason::UnknownToMaster
                 },
             ]
         );
@@ -251,25 +535,71 @@ mod tests {
             .notes
             .iter()
             .any(|n| n.starts_with("job cache unavailable")));
-        let (ok, failed, states) = job.totals();
-        assert_eq!((ok, failed), (1, 1));
-        let states = states.unwrap();
+        assert_eq!(job.outcomes(), (1, 1));
+        assert!(
+            job.returns.iter().all(|r| r.data == ReturnData::Unread),
+            "the job page reads returns without their data"
+        );
+        assert_eq!(states_total(&job.returns), None, "not while data is unread");
+        let read: Vec<ReturnDoc> = [ret("a", true), ret("b", false)]
+            .iter()
+            .map(ReturnDoc::from_hit)
+            .collect();
+        let states = states_total(&read).unwrap();
         assert_eq!((states.succeeded, states.failed, states.total), (1, 1, 2));
     }
 
     #[test]
-    fn a_job_larger_than_one_request_says_what_it_did_not_show() {
-        let answers = vec![Ok(
-            json!({"hits": {"total": {"value": 12000}, "hits": [ret("a", true)]}}),
-        )];
-        let job = parse_job("7", answers).unwrap();
-        assert!(
-            job.notes
-                .iter()
-                .any(|n| n == "showing 1 of 12000 returns for this job"),
-            "{:?}",
-            job.notes
+    fn the_returns_come_in_pages_without_data_and_each_minions_data_on_its_own() {
+        let first = returns_search(&QueryContext::at(0), "7", None);
+        assert_eq!(first.body["_source"]["excludes"], json!(["data"]));
+        assert!(first.body["aggs"]["returned"]["terms"].is_object());
+        let full: Vec<Value> = (0..JOB_RETURNS_PAGE)
+            .map(|i| {
+                let mut h = ret(&format!("m{i:04}"), true);
+                h["_source"].as_object_mut().unwrap().remove("data");
+                h["sort"] = json!([format!("m{i:04}"), "salt-state_apply-v1"]);
+                h
+            })
+            .collect();
+        let page = parse_returns(&json!({"hits": {"hits": full}}));
+        let more = page.more.clone().expect("a full page has a next one");
+        assert_eq!(
+            more.0,
+            json!(["m0499", "salt-state_apply-v1"])
+                .as_array()
+                .unwrap()
+                .clone()
         );
+        let next = returns_search(&QueryContext::at(0), "7", Some(&more));
+        assert_eq!(
+            next.body["search_after"],
+            json!(["m0499", "salt-state_apply-v1"])
+        );
+        assert!(next.body.get("aggs").is_none(), "counted once");
+        let one = return_search("salt-state_apply-v1", "db-02");
+        assert_eq!(one.body["query"]["ids"]["values"], json!(["db-02"]));
+        let doc = parse_return(
+            "i",
+            "db-02",
+            json!({"hits": {"hits": [ret("db-02", false)]}}),
+        )
+        .unwrap();
+        assert!(matches!(doc.data, ReturnData::States(_)));
+        assert!(parse_return("i", "x", json!({"hits": {"hits": []}})).is_err());
+    }
+
+    #[test]
+    fn a_job_larger_than_one_page_counts_all_its_returns_and_failures() {
+        let mut answer = json!({"hits": {"total": {"value": 12000}, "hits": [ret("a", true)]},
+            "aggregations": {"failed": {"doc_count": 31}, "returned": {"buckets": []}}});
+        answer["hits"]["hits"][0]["_source"]
+            .as_object_mut()
+            .unwrap()
+            .remove("data");
+        let job = parse_job("7", answers_with(Ok(answer))).unwrap();
+        assert_eq!(job.total_returns, 12000);
+        assert_eq!(job.outcomes(), (11969, 31));
     }
 
     #[test]
@@ -280,6 +610,6 @@ mod tests {
             kind: None,
             reason: "boom".into(),
         };
-        assert_eq!(parse_job("7", vec![Err(e.clone())]).unwrap_err(), e);
+        assert_eq!(parse_job("7", answers_with(Err(e.clone()))).unwrap_err(), e);
     }
 }

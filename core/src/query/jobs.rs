@@ -11,10 +11,10 @@ use serde_json::{json, Value};
 
 use super::filter::{failed_clause, runner_clause, JobFilter, OutcomeFilter};
 use super::histogram::{histogram_agg, parse_histogram, Histogram};
-use super::{returns_filter, FieldMap};
-use crate::config::AppConfig;
-use crate::engine::{EngineError, SearchRequest};
+use super::{returns_filter, QueryContext};
+use crate::engine::{EngineError, SearchAnswer, SearchRequest};
 use crate::model::PublishInfo;
+use crate::route::param;
 use crate::text::scalar_text;
 
 pub const DEFAULT_PAGE_SIZE: usize = 50;
@@ -38,7 +38,7 @@ pub enum Cursor {
 
 impl Cursor {
     pub fn from_query<'a>(get: impl Fn(&str) -> Option<&'a str>) -> Cursor {
-        match (get("after"), get("before")) {
+        match (get(param::AFTER), get(param::BEFORE)) {
             (Some(a), _) if !a.is_empty() => Cursor::After(a.to_string()),
             (_, Some(b)) if !b.is_empty() => Cursor::Before(b.to_string()),
             _ => Cursor::Newest,
@@ -48,8 +48,8 @@ impl Cursor {
     pub fn to_query(&self) -> Option<(&'static str, String)> {
         match self {
             Cursor::Newest => None,
-            Cursor::After(j) => Some(("after", j.clone())),
-            Cursor::Before(j) => Some(("before", j.clone())),
+            Cursor::After(j) => Some((param::AFTER, j.clone())),
+            Cursor::Before(j) => Some((param::BEFORE, j.clone())),
         }
     }
 }
@@ -60,20 +60,14 @@ pub struct JobListRequest {
     pub filter: JobFilter,
     pub page_size: usize,
     pub cursor: Cursor,
-    /// "Now" for relative time ranges, epoch ms.
-    pub now_ms: i64,
-    /// Function patterns hidden unless the filter shows noise.
-    pub noisy: Vec<String>,
 }
 
 impl JobListRequest {
-    pub fn new(filter: JobFilter, now_ms: i64) -> JobListRequest {
+    pub fn new(filter: JobFilter, cursor: Cursor) -> JobListRequest {
         JobListRequest {
             filter,
             page_size: DEFAULT_PAGE_SIZE,
-            cursor: Cursor::Newest,
-            now_ms,
-            noisy: Vec::new(),
+            cursor,
         }
     }
 
@@ -117,10 +111,14 @@ impl JobSummary {
         }
     }
 
-    /// Minions targeted by the publish event that have no return document.
+    /// Minions the job should have heard from but did not: those the
+    /// publish event targeted that have no return document, and those a
+    /// list target named that the master did not know (the event's
+    /// `missing`, which Salt's CLI reports as not connected).
     pub fn missing(&self) -> Option<u64> {
-        let targeted = self.publish.as_ref()?.minions.as_ref()?.len() as u64;
-        Some(targeted.saturating_sub(self.returned))
+        let publish = self.publish.as_ref()?;
+        let targeted = publish.minions.as_ref()?.len() as u64;
+        Some(targeted.saturating_sub(self.returned) + publish.unknown_minions.len() as u64)
     }
 
     /// Changes whenever anything shown in the row changes: the key of a
@@ -156,15 +154,45 @@ pub struct JobListPage {
     pub notes: Vec<String>,
 }
 
-/// Round trip 1: the page of jids, the histogram with totals, and the
-/// function suggestions, in the order [`parse_job_list`] reads them.
-pub fn job_list_searches(
-    config: &AppConfig,
-    fields: &FieldMap,
-    request: &JobListRequest,
-) -> Vec<SearchRequest> {
+crate::search_bundle! {
+    /// Round trip 1 of the job list: the page of jids, the histogram with
+    /// the totals, and the function suggestions.
+    pub struct JobListSearches => JobListAnswers { page, overview, suggestions }
+}
+
+crate::search_bundle! {
+    /// Round trip 2 of the job list: every return's statistics for the
+    /// page's jids, their publish events and their job-cache loads.
+    pub struct JobDetailsSearches => JobDetailsAnswers { stats, events, cache }
+}
+
+crate::search_bundle! {
+    /// The publish data of some jobs: events, and job-cache loads.
+    pub struct PublishSearches => PublishAnswers { events, cache }
+}
+
+impl JobListPage {
+    /// A page of these jobs, known by their jids only (before their
+    /// details are attached).
+    pub fn of_jids(jids: &[String]) -> JobListPage {
+        JobListPage {
+            jobs: jids
+                .iter()
+                .map(|jid| JobSummary {
+                    jid: jid.clone(),
+                    ..JobSummary::default()
+                })
+                .collect(),
+            ..JobListPage::default()
+        }
+    }
+}
+
+/// Round trip 1 (see [`JobListSearches`]).
+pub fn job_list_searches(ctx: &QueryContext, request: &JobListRequest) -> JobListSearches {
+    let (config, fields) = (&ctx.config, &ctx.fields);
     let filter = &request.filter;
-    let query = filter.returns_query_with_outcome(config, fields, &request.noisy, request.now_ms);
+    let query = filter.returns_query_with_outcome(ctx);
     let size = request.size();
     let fetch = match filter.outcome {
         OutcomeFilter::AllSucceeded => (size * SUCCEEDED_OVERFETCH).min(1000),
@@ -191,7 +219,7 @@ pub fn job_list_searches(
             "aggs": {"failed": {"filter": failed_clause(fields)}}
         }}
     });
-    let bounds = filter.time.bounds(request.now_ms);
+    let bounds = filter.time.bounds(ctx.now_ms);
     let overview = json!({
         "size": 0,
         "track_total_hits": true,
@@ -211,27 +239,31 @@ pub fn job_list_searches(
         show_noisy: true,
         ..filter.clone()
     };
+    let every_function = QueryContext {
+        noisy: Vec::new(),
+        ..ctx.clone()
+    };
     let suggestions = json!({
         "size": 0,
-        "query": unfiltered.returns_query(config, fields, &[], request.now_ms),
+        "query": unfiltered.returns_query(&every_function),
         "aggs": {"functions": {"terms": {"field": fields.fun, "size": 200}}}
     });
-    vec![
-        SearchRequest::new(&config.index_pattern, page),
-        SearchRequest::new(&config.index_pattern, overview),
-        SearchRequest::new(&config.index_pattern, suggestions),
-    ]
+    JobListSearches {
+        page: SearchRequest::new(&config.index_pattern, page),
+        overview: SearchRequest::new(&config.index_pattern, overview),
+        suggestions: SearchRequest::new(&config.index_pattern, suggestions),
+    }
 }
 
 /// Reads round trip 1. The page search failing (a query syntax error, a
 /// missing index pattern) is the view's error; the histogram or the
 /// suggestions failing leave a note.
 pub fn parse_job_list(
+    ctx: &QueryContext,
     request: &JobListRequest,
-    answers: Vec<Result<Value, EngineError>>,
+    answers: JobListAnswers,
 ) -> Result<JobListPage, EngineError> {
-    let mut answers = answers.into_iter();
-    let page_answer = answers.next().unwrap_or_else(|| Err(too_few()))?;
+    let page_answer = answers.page?;
     let mut page = JobListPage::default();
 
     let buckets = page_answer
@@ -317,20 +349,20 @@ pub fn parse_job_list(
         })
         .collect();
 
-    match answers.next().unwrap_or_else(|| Err(too_few())) {
+    match answers.overview {
         Ok(overview) => {
             page.total_returns = super::total_hits(&overview);
             page.total_jobs = overview
                 .pointer("/aggregations/job_count/value")
                 .and_then(Value::as_u64);
-            let bounds = request.filter.time.bounds(request.now_ms);
+            let bounds = request.filter.time.bounds(ctx.now_ms);
             page.histogram = overview
                 .pointer("/aggregations/histogram")
                 .and_then(|h| parse_histogram(h, bounds));
         }
         Err(e) => page.notes.push(format!("histogram unavailable: {e}")),
     }
-    match answers.next().unwrap_or_else(|| Err(too_few())) {
+    match answers.suggestions {
         Ok(s) => {
             page.functions = s
                 .pointer("/aggregations/functions/buckets")
@@ -351,21 +383,10 @@ pub fn parse_job_list(
     Ok(page)
 }
 
-fn too_few() -> EngineError {
-    EngineError::BadResponse {
-        url: String::new(),
-        detail: "_msearch answered fewer responses than searches".into(),
-    }
-}
-
-/// Round trip 2: every return's statistics for the page's jids (the whole
-/// job, whatever filtered it in), their publish events and job-cache loads,
-/// in the order [`attach_details`] reads them.
-pub fn job_details_searches(
-    config: &AppConfig,
-    fields: &FieldMap,
-    jids: &[String],
-) -> Vec<SearchRequest> {
+/// Round trip 2 (see [`JobDetailsSearches`]): the statistics are of the
+/// whole job, whatever filtered it in.
+pub fn job_details_searches(ctx: &QueryContext, jids: &[String]) -> JobDetailsSearches {
+    let (config, fields) = (&ctx.config, &ctx.fields);
     let (mut filter, must_not) = returns_filter(config);
     filter.push(json!({"terms": {fields.jid.clone(): jids}}));
     let stats = json!({
@@ -388,29 +409,35 @@ pub fn job_details_searches(
             }
         }}
     });
-    let [events, cache] = publish_searches(config, fields, jids);
-    vec![
-        SearchRequest::new(&config.index_pattern, stats),
+    let PublishSearches { events, cache } = publish_searches(ctx, jids);
+    JobDetailsSearches {
+        stats: SearchRequest::new(&config.index_pattern, stats),
         events,
         cache,
-    ]
+    }
+}
+
+/// An answer that may fail without failing the view: its error becomes a
+/// note ("job cache unavailable: …") and the view shows what it has.
+pub fn soft(answer: SearchAnswer, what: &str, notes: &mut Vec<String>) -> Option<Value> {
+    match answer {
+        Ok(v) => Some(v),
+        Err(e) => {
+            let note = format!("{what} unavailable: {e}");
+            if !notes.contains(&note) {
+                notes.push(note);
+            }
+            None
+        }
+    }
 }
 
 /// Reads round trip 2 into the page's jobs. Any part failing leaves a note:
 /// the rows stay, with what is known.
-pub fn attach_details(page: &mut JobListPage, answers: Vec<Result<Value, EngineError>>) {
-    let mut answers = answers.into_iter();
-    let mut soft = |what: &str, page: &mut JobListPage| match answers.next() {
-        Some(Ok(v)) => Some(v),
-        Some(Err(e)) => {
-            page.notes.push(format!("{what} unavailable: {e}"));
-            None
-        }
-        None => None,
-    };
-    let stats = soft("job statistics", page);
-    let events = soft("publish events", page);
-    let cache = soft("job cache", page);
+pub fn attach_details(page: &mut JobListPage, answers: JobDetailsAnswers) {
+    let stats = soft(answers.stats, "job statistics", &mut page.notes);
+    let events = soft(answers.events, "publish events", &mut page.notes);
+    let cache = soft(answers.cache, "job cache", &mut page.notes);
     if let Some(stats) = &stats {
         attach_stats(page, stats);
     }
@@ -489,23 +516,20 @@ fn attach_stats(page: &mut JobListPage, answer: &Value) {
 }
 
 /// The publish events and job-cache loads of some jobs.
-pub fn publish_searches(
-    config: &AppConfig,
-    fields: &FieldMap,
-    jids: &[String],
-) -> [SearchRequest; 2] {
+pub fn publish_searches(ctx: &QueryContext, jids: &[String]) -> PublishSearches {
+    let (config, fields) = (&ctx.config, &ctx.fields);
     let tags: Vec<String> = jids.iter().map(|j| format!("salt/job/{j}/new")).collect();
-    [
-        SearchRequest::new(
+    PublishSearches {
+        events: SearchRequest::new(
             &config.event_index_pattern,
             json!({
                 "size": tags.len().max(1),
                 "query": {"terms": {fields.tag.clone(): tags}},
                 "_source": ["tag", "data.fun", "data.arg", "data.tgt", "data.tgt_type",
-                            "data.user", "data.minions", "data._stamp"]
+                            "data.user", "data.minions", "data.missing", "data._stamp"]
             }),
         ),
-        SearchRequest::new(
+        cache: SearchRequest::new(
             &config.job_cache_index,
             json!({
                 "size": jids.len().max(1),
@@ -513,7 +537,7 @@ pub fn publish_searches(
                 "_source": ["jid", "load.fun", "load.arg", "load.tgt", "load.tgt_type", "load.user"]
             }),
         ),
-    ]
+    }
 }
 
 /// Gives each job its publish data: the event first, the job-cache load
@@ -545,6 +569,13 @@ mod tests {
 
     const NOW: i64 = 1_764_700_000_000;
 
+    fn ctx() -> QueryContext {
+        QueryContext {
+            noisy: vec!["saltutil.*".into()],
+            ..QueryContext::at(NOW)
+        }
+    }
+
     fn request(cursor: Cursor, outcome: OutcomeFilter, size: usize) -> JobListRequest {
         JobListRequest {
             filter: JobFilter {
@@ -553,8 +584,6 @@ mod tests {
             },
             page_size: size,
             cursor,
-            now_ms: NOW,
-            noisy: vec!["saltutil.*".into()],
         }
     }
 
@@ -569,21 +598,20 @@ mod tests {
         Ok(json!({"aggregations": {"jobs": {"buckets": buckets}}}))
     }
 
-    fn rest() -> Vec<Result<Value, EngineError>> {
-        vec![
-            Ok(json!({"hits": {"total": {"value": 40}}, "aggregations": {
+    fn answers(page: SearchAnswer) -> JobListAnswers {
+        JobListAnswers {
+            page,
+            overview: Ok(json!({"hits": {"total": {"value": 40}}, "aggregations": {
                 "job_count": {"value": 9},
                 "histogram": {"buckets": [{"key": NOW - 1000, "doc_count": 4, "failed": {"doc_count": 1}, "runner": {"doc_count": 0}}]}
             }})),
-            Ok(json!({"aggregations": {"functions": {"buckets": [
+            suggestions: Ok(json!({"aggregations": {"functions": {"buckets": [
                 {"key": "state.apply", "doc_count": 30}, {"key": "cmd.run", "doc_count": 10}]}}})),
-        ]
+        }
     }
 
-    fn parse(req: &JobListRequest, page: Result<Value, EngineError>) -> JobListPage {
-        let mut answers = vec![page];
-        answers.extend(rest());
-        parse_job_list(req, answers).unwrap()
+    fn parse(req: &JobListRequest, page: SearchAnswer) -> JobListPage {
+        parse_job_list(&ctx(), req, answers(page)).unwrap()
     }
 
     fn jids(page: &JobListPage) -> Vec<&str> {
@@ -597,9 +625,8 @@ mod tests {
             OutcomeFilter::All,
             20,
         );
-        let s = job_list_searches(&AppConfig::default(), &FieldMap::default(), &req);
-        assert_eq!(s.len(), 3);
-        let b = &s[0].body;
+        let s = job_list_searches(&ctx(), &req);
+        let b = &s.page.body;
         let composite = &b["aggs"]["jobs"]["composite"];
         assert_eq!(composite["size"], 21, "one more than shown");
         assert_eq!(composite["after"]["jid"], "20261129170507123456");
@@ -608,8 +635,8 @@ mod tests {
         let excluded = b["query"]["bool"]["must_not"].to_string();
         assert!(excluded.contains("salt-master-job-cache"));
         assert!(excluded.contains("salt-master-event-cache"));
-        assert!(s[1].body["aggs"]["histogram"]["date_histogram"].is_object());
-        assert_eq!(s[1].body["track_total_hits"], true);
+        assert!(s.overview.body["aggs"]["histogram"]["date_histogram"].is_object());
+        assert_eq!(s.overview.body["track_total_hits"], true);
     }
 
     #[test]
@@ -617,11 +644,11 @@ mod tests {
         let mut req = request(Cursor::Newest, OutcomeFilter::All, 20);
         req.filter.functions = vec!["cmd.run".into()];
         req.filter.time = TimeRange::parse("1h").unwrap();
-        let s = job_list_searches(&AppConfig::default(), &FieldMap::default(), &req);
-        let text = s[2].body["query"].to_string();
+        let s = job_list_searches(&ctx(), &req);
+        let text = s.suggestions.body["query"].to_string();
         assert!(!text.contains("cmd.run"));
         assert!(text.contains("@timestamp"));
-        assert!(s[0].body["query"].to_string().contains("cmd.run"));
+        assert!(s.page.body["query"].to_string().contains("cmd.run"));
     }
 
     #[test]
@@ -642,9 +669,9 @@ mod tests {
     #[test]
     fn a_newer_page_is_fetched_oldest_first_and_shown_newest_first() {
         let req = request(Cursor::Before("4".into()), OutcomeFilter::All, 2);
-        let s = job_list_searches(&AppConfig::default(), &FieldMap::default(), &req);
+        let s = job_list_searches(&ctx(), &req);
         assert_eq!(
-            s[0].body["aggs"]["jobs"]["composite"]["sources"][0]["jid"]["terms"]["order"],
+            s.page.body["aggs"]["jobs"]["composite"]["sources"][0]["jid"]["terms"]["order"],
             "asc"
         );
         let page = parse(&req, page_answer(&["5", "6", "7"], &[]));
@@ -656,8 +683,8 @@ mod tests {
     #[test]
     fn all_succeeded_skips_jobs_with_a_failure_and_continues_where_it_looked() {
         let req = request(Cursor::Newest, OutcomeFilter::AllSucceeded, 2);
-        let s = job_list_searches(&AppConfig::default(), &FieldMap::default(), &req);
-        assert_eq!(s[0].body["aggs"]["jobs"]["composite"]["size"], 8);
+        let s = job_list_searches(&ctx(), &req);
+        assert_eq!(s.page.body["aggs"]["jobs"]["composite"]["size"], 8);
         let page = parse(
             &req,
             page_answer(&["9", "8", "7", "6", "5", "4", "3", "2"], &["9", "7"]),
@@ -690,12 +717,17 @@ mod tests {
             reason: "Cannot parse".into(),
         };
         assert_eq!(
-            parse_job_list(&req, vec![Err(err.clone())]).unwrap_err(),
+            parse_job_list(&ctx(), &req, answers(Err(err.clone()))).unwrap_err(),
             err
         );
         let page = parse_job_list(
+            &ctx(),
             &req,
-            vec![page_answer(&["1"], &[]), Err(err.clone()), Err(err)],
+            JobListAnswers {
+                page: page_answer(&["1"], &[]),
+                overview: Err(err.clone()),
+                suggestions: Err(err),
+            },
         )
         .unwrap();
         assert_eq!(jids(&page), ["1"]);
@@ -726,35 +758,31 @@ mod tests {
                 .collect(),
             ..JobListPage::default()
         };
-        let s = job_details_searches(
-            &AppConfig::default(),
-            &FieldMap::default(),
-            &["3".into(), "2".into()],
-        );
+        let s = job_details_searches(&ctx(), &["3".into(), "2".into()]);
         assert_eq!(
-            s[0].body["query"]["bool"]["filter"][1]["terms"]["jid.keyword"],
+            s.stats.body["query"]["bool"]["filter"][1]["terms"]["jid.keyword"],
             json!(["3", "2"])
         );
         assert_eq!(
-            s[1].body["query"]["terms"]["tag.keyword"],
+            s.events.body["query"]["terms"]["tag.keyword"],
             json!(["salt/job/3/new", "salt/job/2/new"])
         );
-        assert_eq!(s[2].body["query"]["ids"]["values"], json!(["3", "2"]));
+        assert_eq!(s.cache.body["query"]["ids"]["values"], json!(["3", "2"]));
         attach_details(
             &mut page,
-            vec![
-                Ok(
+            JobDetailsAnswers {
+                stats: Ok(
                     json!({"aggregations": {"jobs": {"buckets": [stats_bucket("3", 4, 1, 0, 4), stats_bucket("2", 1, 1, 1, 0)]}}}),
                 ),
-                Ok(
+                events: Ok(
                     json!({"hits": {"hits": [{"_source": {"tag": "salt/job/3/new", "data": {
-                "fun": "state.apply", "tgt": "*", "tgt_type": "glob", "user": "sudo_alice",
-                "minions": ["a", "b", "c", "d", "e"]}}}]}}),
+                    "fun": "state.apply", "tgt": "*", "tgt_type": "glob", "user": "sudo_alice",
+                    "minions": ["a", "b", "c", "d", "e"]}}}]}}),
                 ),
-                Ok(
+                cache: Ok(
                     json!({"hits": {"hits": [{"_source": {"jid": "2", "load": {"fun": "runner.jobs.list_jobs", "user": "root"}}}]}}),
                 ),
-            ],
+            },
         );
         let job = &page.jobs[0];
         assert_eq!((job.returned, job.failed, job.succeeded()), (4, 1, 3));
@@ -775,6 +803,33 @@ mod tests {
         );
         assert_eq!(runner.missing(), None, "no publish event: targets unknown");
         assert!(page.notes.is_empty(), "{:?}", page.notes);
+    }
+
+    #[test]
+    fn minions_a_list_target_named_but_the_master_did_not_know_count_as_missing() {
+        let mut page = JobListPage {
+            jobs: vec![JobSummary {
+                jid: "5".into(),
+                ..JobSummary::default()
+            }],
+            ..JobListPage::default()
+        };
+        attach_details(
+            &mut page,
+            JobDetailsAnswers {
+                stats: Ok(
+                    json!({"aggregations": {"jobs": {"buckets": [stats_bucket("5", 1, 0, 0, 1)]}}}),
+                ),
+                events: Ok(
+                    json!({"hits": {"hits": [{"_source": {"tag": "salt/job/5/new", "data": {
+                    "fun": "state.apply", "tgt": ["web01.prod.example.com", "ghost01"], "tgt_type": "list",
+                    "minions": ["web01.prod.example.com"], "missing": ["ghost01"]}}}]}}),
+                ),
+                cache: Ok(json!({"hits": {"hits": []}})),
+            },
+        );
+        assert_eq!(page.jobs[0].returned, 1);
+        assert_eq!(page.jobs[0].missing(), Some(1), "ghost01 is missing");
     }
 
     #[test]

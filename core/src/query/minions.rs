@@ -6,9 +6,8 @@
 use serde_json::{json, Value};
 
 use super::filter::{failed_clause, JobFilter};
-use super::FieldMap;
-use crate::config::AppConfig;
-use crate::engine::{EngineError, SearchRequest};
+use super::{FieldMap, QueryContext};
+use crate::engine::{EngineError, SearchAnswer, SearchRequest};
 use crate::model::{Outcome, ReturnDoc};
 use crate::text::scalar_text;
 
@@ -30,17 +29,9 @@ pub const LATEST_SOURCE: [&str; 8] = [
     "data.*.result",
 ];
 
-/// A page of minions by id (one more than shown: it tells whether another
-/// page exists), after `after`.
+/// A page of minions by id after `after`.
 fn minion_composite(fields: &FieldMap, after: Option<&str>) -> Value {
-    let mut composite = json!({
-        "size": MINION_PAGE_SIZE + 1,
-        "sources": [{"minion": {"terms": {"field": fields.minion}}}]
-    });
-    if let Some(after) = after {
-        composite["after"] = json!({ "minion": after });
-    }
-    composite
+    super::minion_composite(&fields.minion, MINION_PAGE_SIZE, after)
 }
 
 /// The newest return of the bucket, with only [`LATEST_SOURCE`].
@@ -50,14 +41,6 @@ fn latest_hit_agg() -> Value {
         "sort": [{"@timestamp": {"order": "desc", "unmapped_type": "date"}}],
         "_source": LATEST_SOURCE
     }})
-}
-
-fn minion_buckets(answer: &Value) -> &[Value] {
-    answer
-        .pointer("/aggregations/minions/buckets")
-        .and_then(Value::as_array)
-        .map(Vec::as_slice)
-        .unwrap_or_default()
 }
 
 /// A minion's most recent return of some function.
@@ -75,7 +58,7 @@ pub struct LatestReturn {
 
 impl LatestReturn {
     pub fn from_hit(hit: &Value) -> LatestReturn {
-        let doc = ReturnDoc::from_hit(hit);
+        let doc = ReturnDoc::read_hit(hit);
         // `data.*.result` brings back `{key: {result}}` per state.
         let from_results = hit
             .pointer("/_source/data")
@@ -124,17 +107,11 @@ pub struct MinionPage {
 
 /// The minions view's one search: a composite on minion id, so a fleet of
 /// any size pages by name.
-pub fn minion_search(
-    config: &AppConfig,
-    fields: &FieldMap,
-    filter: &JobFilter,
-    noisy: &[String],
-    now_ms: i64,
-    after: Option<&str>,
-) -> SearchRequest {
+pub fn minion_search(ctx: &QueryContext, filter: &JobFilter, after: Option<&str>) -> SearchRequest {
+    let fields = &ctx.fields;
     let body = json!({
         "size": 0,
-        "query": filter.returns_query_with_outcome(config, fields, noisy, now_ms),
+        "query": filter.returns_query_with_outcome(ctx),
         "aggs": {
             "minions": {
                 "composite": minion_composite(fields, after),
@@ -151,10 +128,10 @@ pub fn minion_search(
             "minion_count": {"cardinality": {"field": fields.minion, "precision_threshold": 40000}}
         }
     });
-    SearchRequest::new(&config.index_pattern, body)
+    SearchRequest::new(&ctx.config.index_pattern, body)
 }
 
-pub fn parse_minions(answer: Result<Value, EngineError>) -> Result<MinionPage, EngineError> {
+pub fn parse_minions(answer: SearchAnswer) -> Result<MinionPage, EngineError> {
     let answer = answer?;
     let mut page = MinionPage {
         total_minions: answer
@@ -162,7 +139,7 @@ pub fn parse_minions(answer: Result<Value, EngineError>) -> Result<MinionPage, E
             .and_then(Value::as_u64),
         ..MinionPage::default()
     };
-    let buckets = minion_buckets(&answer);
+    let buckets = super::buckets(&answer, "minions");
     for bucket in buckets.iter().take(MINION_PAGE_SIZE) {
         let Some(minion) = bucket.pointer("/key/minion").map(scalar_text) else {
             page.notes
@@ -193,25 +170,24 @@ pub fn parse_minions(answer: Result<Value, EngineError>) -> Result<MinionPage, E
 /// The latest return of one function on every minion (composite on minion
 /// with a `top_hits` of one), paged by minion id.
 pub fn latest_by_minion_search(
-    config: &AppConfig,
-    fields: &FieldMap,
+    ctx: &QueryContext,
     fun: &str,
     filter: &JobFilter,
-    now_ms: i64,
     after: Option<&str>,
 ) -> SearchRequest {
+    // The function is asked for by name: noise never hides it.
     let filter = JobFilter {
         functions: vec![fun.to_string()],
         outcome: super::filter::OutcomeFilter::All,
         ..filter.clone()
     };
     SearchRequest::new(
-        &config.index_pattern,
+        &ctx.config.index_pattern,
         json!({
             "size": 0,
-            "query": filter.returns_query(config, fields, &[], now_ms),
+            "query": filter.returns_query(ctx),
             "aggs": {"minions": {
-                "composite": minion_composite(fields, after),
+                "composite": minion_composite(&ctx.fields, after),
                 "aggs": {"latest": latest_hit_agg()}
             }}
         }),
@@ -234,12 +210,10 @@ impl LatestPage {
     }
 }
 
-pub fn parse_latest_by_minion(
-    answer: Result<Value, EngineError>,
-) -> Result<LatestPage, EngineError> {
+pub fn parse_latest_by_minion(answer: SearchAnswer) -> Result<LatestPage, EngineError> {
     let answer = answer?;
     let mut page = LatestPage::default();
-    let buckets = minion_buckets(&answer);
+    let buckets = super::buckets(&answer, "minions");
     for bucket in buckets.iter().take(MINION_PAGE_SIZE) {
         match bucket.pointer("/latest/hits/hits/0") {
             Some(hit) => page.latest.push(LatestReturn::from_hit(hit)),
@@ -277,14 +251,7 @@ mod tests {
 
     #[test]
     fn the_minion_search_pages_by_id_and_never_fetches_whole_state_returns() {
-        let s = minion_search(
-            &AppConfig::default(),
-            &FieldMap::default(),
-            &JobFilter::default(),
-            &[],
-            0,
-            Some("db-02"),
-        );
+        let s = minion_search(&QueryContext::at(0), &JobFilter::default(), Some("db-02"));
         let aggs = &s.body["aggs"]["minions"];
         assert_eq!(aggs["composite"]["after"]["minion"], "db-02");
         assert_eq!(aggs["composite"]["size"], MINION_PAGE_SIZE + 1);
@@ -329,11 +296,9 @@ mod tests {
     #[test]
     fn the_latest_return_of_a_function_on_every_minion_counts_who_fails_now() {
         let s = latest_by_minion_search(
-            &AppConfig::default(),
-            &FieldMap::default(),
+            &QueryContext::at(0),
             "state.apply",
             &JobFilter::default(),
-            0,
             None,
         );
         assert!(s.body["query"]

@@ -16,6 +16,9 @@ pub enum J {
     Str(String),
     Arr(Vec<J>),
     Obj(Vec<(String, J)>),
+    /// Already-serialised JSON, written as is: a value too big to hold as a
+    /// tree (a return with 10,000 states), streamed into text once instead.
+    Raw(String),
 }
 
 pub fn s(v: impl Into<String>) -> J {
@@ -48,6 +51,7 @@ impl J {
             }
             J::Float(f) => write_float(*f, out),
             J::Str(v) => write_str(v, out),
+            J::Raw(r) => out.push_str(r),
             J::Arr(a) => {
                 out.push('[');
                 for (i, v) in a.iter().enumerate() {
@@ -99,7 +103,7 @@ fn write_float(f: f64, out: &mut String) {
 }
 
 /// `json.dumps` string escaping with `ensure_ascii=True`.
-fn write_str(v: &str, out: &mut String) {
+pub fn write_str(v: &str, out: &mut String) {
     out.push('"');
     for c in v.chars() {
         match c {
@@ -133,6 +137,7 @@ fn write_str(v: &str, out: &mut String) {
 /// ```
 ///
 /// So `_orig_key` sits where the first dotted key was and holds the last one.
+/// A `Raw` value is left as it is: whoever wrote it rewrote its keys.
 pub fn convert_keys(v: J) -> J {
     match v {
         J::Obj(items) => {

@@ -1,331 +1,18 @@
 //! saltscope-gen: bulk-load synthetic Salt returns into Elasticsearch/OpenSearch.
 //! See `saltscope-gen --help`.
 
-use saltscope_gen::gen::{event_index, job_cache_index, return_index, Config, Doc, Plan, FUNS};
-use saltscope_gen::time::parse_end;
+use saltscope_core::engine::Method;
+use saltscope_gen::cli::{parse_args, Opts};
+use saltscope_gen::gen::{event_index, job_cache_index, return_index, Fun, Plan, FUNS};
+use saltscope_gen::http::{cat_indices, Http};
+use saltscope_gen::load::{Loader, Stats};
+use saltscope_gen::mappings::{big_state_index_body, event_cache_index_body};
+use saltscope_gen::marker::{marker_doc, print_summary, MARKER_INDEX, MARKER_KEYS};
 use std::collections::BTreeMap;
 use std::io::Write;
-use std::sync::atomic::{AtomicBool, AtomicU64, AtomicUsize, Ordering};
+use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
-
-const USAGE: &str = "\
-saltscope-gen: load synthetic Salt returns shaped exactly like the elasticsearch returner's
-
-usage: saltscope-gen [options]
-  --url URL            engine base URL (default http://127.0.0.1:9200)
-  --returns N          return documents to write (default 1000000)
-  --prefix P           index prefix (default saltgen): <P>-<fun_>, <P>-master-job-cache,
-                       <P>-master-event-cache
-  --days D             spread jobs over the last D days (default 30)
-  --end TIME           end of the span: unix seconds or 2026-12-01T00:00:00 (default now)
-  --minions N          fleet size (default 2000)
-  --seed S             PRNG seed (default 1); same seed, same documents
-  --batch N            documents per bulk request (default 5000)
-  --threads N          generator+loader threads (default 2)
-  --master ID          runner returns' minion (default salt01_master)
-  --states-count       the returner's states_count option: counts {succeeded, failed}
-  --extra-states N     add N (0..12) padding states to every state run (default 0)
-  --ret-events         also write salt/job/<jid>/ret/<minion> events (test.ping jobs)
-  --replace            delete existing <prefix>-* indices first
-  --skip-if-loaded     exit 0 without loading when the marker says the same set is loaded
-  --keep-refresh       don't turn index refresh off during the load
-  --dry-run --out F    write the bulk NDJSON to F ('-' = stdout) instead of loading
-";
-
-struct Opts {
-    url: String,
-    cfg: Config,
-    batch: usize,
-    threads: usize,
-    replace: bool,
-    skip_if_loaded: bool,
-    keep_refresh: bool,
-    dry_run: bool,
-    out: Option<String>,
-}
-
-fn parse_args() -> Result<Opts, String> {
-    let now_us = std::time::SystemTime::now()
-        .duration_since(std::time::UNIX_EPOCH)
-        .map(|d| d.as_micros() as i64)
-        .unwrap_or(0);
-    let mut o = Opts {
-        url: "http://127.0.0.1:9200".into(),
-        cfg: Config {
-            returns: 1_000_000,
-            end_us: now_us,
-            ..Config::default()
-        },
-        batch: 5000,
-        threads: 2,
-        replace: false,
-        skip_if_loaded: false,
-        keep_refresh: false,
-        dry_run: false,
-        out: None,
-    };
-    let mut args = std::env::args().skip(1);
-    while let Some(a) = args.next() {
-        let mut val = || args.next().ok_or_else(|| format!("{a} needs a value"));
-        let num = |v: String| v.parse::<u64>().map_err(|_| format!("bad number '{v}'"));
-        match a.as_str() {
-            "-h" | "--help" => {
-                print!("{USAGE}");
-                std::process::exit(0);
-            }
-            "--url" => o.url = val()?.trim_end_matches('/').to_string(),
-            "--returns" => o.cfg.returns = num(val()?)?,
-            "--prefix" => o.cfg.prefix = val()?,
-            "--days" => o.cfg.days = val()?.parse().map_err(|_| "bad --days")?,
-            "--end" => {
-                let v = val()?;
-                o.cfg.end_us = parse_end(&v).ok_or(format!("bad --end '{v}'"))?
-            }
-            "--minions" => o.cfg.minions = num(val()?)? as usize,
-            "--seed" => o.cfg.seed = num(val()?)?,
-            "--batch" => o.batch = num(val()?)?.max(1) as usize,
-            "--threads" => o.threads = num(val()?)?.max(1) as usize,
-            "--master" => o.cfg.master = val()?,
-            "--states-count" => o.cfg.states_count = true,
-            "--extra-states" => o.cfg.extra_states = (num(val()?)? as usize).min(12),
-            "--ret-events" => o.cfg.ret_events = true,
-            "--replace" => o.replace = true,
-            "--skip-if-loaded" => o.skip_if_loaded = true,
-            "--keep-refresh" => o.keep_refresh = true,
-            "--dry-run" => o.dry_run = true,
-            "--out" => o.out = Some(val()?),
-            _ => return Err(format!("unknown option '{a}'\n\n{USAGE}")),
-        }
-    }
-    if o.dry_run && o.out.is_none() {
-        return Err("--dry-run needs --out FILE (or --out -)".into());
-    }
-    if o.cfg.prefix.is_empty() || o.cfg.prefix.contains(['*', ',', ' ', '/']) {
-        return Err("bad --prefix".into());
-    }
-    Ok(o)
-}
-
-// ---- HTTP -------------------------------------------------------------------
-
-struct Http {
-    agent: ureq::Agent,
-    base: String,
-}
-
-impl Http {
-    fn new(base: &str) -> Http {
-        let agent: ureq::Agent = ureq::Agent::config_builder()
-            .http_status_as_error(false)
-            .timeout_global(Some(Duration::from_secs(600)))
-            .build()
-            .into();
-        Http {
-            agent,
-            base: base.to_string(),
-        }
-    }
-    fn req(
-        &self,
-        method: &str,
-        path: &str,
-        body: Option<(&str, &[u8])>,
-    ) -> Result<(u16, String), String> {
-        let url = format!("{}{}", self.base, path);
-        let res = match (method, body) {
-            ("GET", _) => self.agent.get(&url).call(),
-            ("DELETE", _) => self.agent.delete(&url).call(),
-            ("PUT", Some((ct, b))) => self.agent.put(&url).header("Content-Type", ct).send(b),
-            ("POST", Some((ct, b))) => self.agent.post(&url).header("Content-Type", ct).send(b),
-            ("POST", None) => self.agent.post(&url).send_empty(),
-            _ => self.agent.put(&url).send_empty(),
-        };
-        let mut resp = res.map_err(|e| format!("{method} {url}: {e}"))?;
-        let status = resp.status().as_u16();
-        let text = resp
-            .body_mut()
-            .with_config()
-            .limit(1 << 30)
-            .read_to_string()
-            .map_err(|e| format!("{method} {url}: reading the answer: {e}"))?;
-        Ok((status, text))
-    }
-    fn json(
-        &self,
-        method: &str,
-        path: &str,
-        body: Option<&str>,
-    ) -> Result<(u16, serde_json::Value), String> {
-        let (st, text) = self.req(
-            method,
-            path,
-            body.map(|b| ("application/json", b.as_bytes())),
-        )?;
-        let v = serde_json::from_str(&text).unwrap_or(serde_json::Value::String(text));
-        Ok((st, v))
-    }
-    fn ok(
-        &self,
-        method: &str,
-        path: &str,
-        body: Option<&str>,
-    ) -> Result<serde_json::Value, String> {
-        let (st, v) = self.json(method, path, body)?;
-        if !(200..300).contains(&st) {
-            return Err(format!(
-                "{method} {path}: HTTP {st}: {}",
-                trunc(&v.to_string(), 600)
-            ));
-        }
-        Ok(v)
-    }
-}
-
-fn trunc(s: &str, n: usize) -> String {
-    if s.len() <= n {
-        s.to_string()
-    } else {
-        let mut end = n;
-        while !s.is_char_boundary(end) {
-            end -= 1;
-        }
-        format!("{}…", &s[..end])
-    }
-}
-
-const MARKER_INDEX: &str = "saltscope-gen-meta";
-
-fn marker_doc(cfg: &Config, jobs: usize, docs: u64) -> serde_json::Value {
-    serde_json::json!({
-        "prefix": cfg.prefix, "seed": cfg.seed, "returns": cfg.returns, "minions": cfg.minions,
-        "days": cfg.days, "states_count": cfg.states_count, "extra_states": cfg.extra_states,
-        "ret_events": cfg.ret_events, "jobs": jobs, "docs": docs,
-        "end": saltscope_gen::time::iso_utc(cfg.end_us),
-        "generator": env!("CARGO_PKG_VERSION"),
-    })
-}
-
-/// Indices `<prefix>-*` and their doc counts / store sizes.
-fn cat_indices(http: &Http, prefix: &str) -> Result<Vec<(String, u64, u64)>, String> {
-    let v = http.ok(
-        "GET",
-        &format!("/_cat/indices/{prefix}-*?format=json&bytes=b&h=index,docs.count,store.size"),
-        None,
-    )?;
-    let mut out = Vec::new();
-    for row in v.as_array().cloned().unwrap_or_default() {
-        let g = |k: &str| {
-            row.get(k)
-                .and_then(|x| x.as_str())
-                .unwrap_or("0")
-                .to_string()
-        };
-        let name = g("index");
-        if name.starts_with(&format!("{prefix}-")) {
-            out.push((
-                name,
-                g("docs.count").parse().unwrap_or(0),
-                g("store.size").parse().unwrap_or(0),
-            ));
-        }
-    }
-    out.sort();
-    Ok(out)
-}
-
-// ---- main -------------------------------------------------------------------
-
-#[derive(Default)]
-struct Stats {
-    docs: AtomicU64,
-    returns: AtomicU64,
-    bytes: AtomicU64,
-    item_errors: AtomicU64,
-    abort: AtomicBool,
-    errors: Mutex<Vec<String>>,
-    per_index: Mutex<BTreeMap<String, u64>>,
-}
-
-impl Stats {
-    fn error(&self, e: String) {
-        let mut v = self.errors.lock().unwrap();
-        if v.len() < 10 {
-            v.push(e);
-        }
-    }
-}
-
-fn append_bulk(buf: &mut String, d: &Doc) {
-    buf.push_str("{\"index\": {\"_index\": \"");
-    buf.push_str(&d.index);
-    if let Some(id) = &d.id {
-        buf.push_str("\", \"_id\": \"");
-        buf.push_str(id);
-    }
-    buf.push_str("\"}}\n");
-    d.body.write(buf);
-    buf.push('\n');
-}
-
-fn post_bulk(http: &Http, body: &str, stats: &Stats) {
-    let path = "/_bulk?filter_path=errors,items.*.error,items.*.status,items.*._index";
-    let mut attempt = 0;
-    loop {
-        match http.req(
-            "POST",
-            path,
-            Some(("application/x-ndjson", body.as_bytes())),
-        ) {
-            Ok((429, _)) | Ok((503, _)) if attempt < 8 => {
-                attempt += 1;
-                std::thread::sleep(Duration::from_millis(500 << attempt.min(5)));
-            }
-            Ok((st, text)) if (200..300).contains(&st) => {
-                let v: serde_json::Value = serde_json::from_str(&text).unwrap_or_default();
-                if v.get("errors").and_then(|e| e.as_bool()) != Some(false) {
-                    let items = v
-                        .get("items")
-                        .and_then(|i| i.as_array())
-                        .cloned()
-                        .unwrap_or_default();
-                    let mut n = 0;
-                    for it in items {
-                        let op = it.get("index").cloned().unwrap_or_default();
-                        if let Some(err) = op.get("error") {
-                            n += 1;
-                            stats.error(format!(
-                                "{} (HTTP {}): {}",
-                                op.get("_index").and_then(|x| x.as_str()).unwrap_or("?"),
-                                op.get("status").unwrap_or(&serde_json::Value::Null),
-                                trunc(&err.to_string(), 500)
-                            ));
-                        }
-                    }
-                    if n == 0 {
-                        n = 1;
-                        stats.error(format!(
-                            "bulk answered errors!=false: {}",
-                            trunc(&text, 500)
-                        ));
-                    }
-                    stats.item_errors.fetch_add(n, Ordering::Relaxed);
-                }
-                return;
-            }
-            Ok((st, text)) => {
-                stats.error(format!("bulk HTTP {st}: {}", trunc(&text, 500)));
-                stats.abort.store(true, Ordering::Relaxed);
-                return;
-            }
-            Err(e) => {
-                stats.error(format!("bulk: {e}"));
-                stats.abort.store(true, Ordering::Relaxed);
-                return;
-            }
-        }
-    }
-}
 
 fn main() {
     let o = match parse_args() {
@@ -349,19 +36,41 @@ fn run(o: Opts) -> Result<i32, String> {
     let cfg = o.cfg.clone();
     let prefix = cfg.prefix.clone();
     let plan = Arc::new(Plan::new(cfg.clone()));
-    let njobs = plan.jobs.len();
-    let minion_jobs = plan.jobs.iter().filter(|j| !j.fun.is_runner()).count();
+    let njobs = plan.jobs.len() + plan.specials.len();
+    let minion_jobs = njobs - plan.jobs.iter().filter(|j| j.fun.is_runner()).count();
+    let return_docs = plan.return_docs();
     eprintln!(
-        "saltscope-gen: planned {} returns in {} jobs ({} minion jobs, {} runner) over {} minions, {} days, seed {} ({:.1}s)",
-        plan.return_docs(),
+        "saltscope-gen: planned {} returns in {} jobs ({} minion jobs, {} runner, {} special) over {} minions, {} days, seed {} ({:.1}s)",
+        return_docs,
         njobs,
         minion_jobs,
         njobs - minion_jobs,
+        plan.specials.len(),
         plan.fleet.minions.len(),
         cfg.days,
         cfg.seed,
         t0.elapsed().as_secs_f64()
     );
+    let event_docs = plan.event_docs();
+    let planned_docs = return_docs + plan.job_cache_docs() + event_docs;
+    if cfg.events > 0 {
+        eprintln!(
+            "saltscope-gen: planned {event_docs} events: {} of the jobs, {} of the fleet in {} episodes",
+            plan.job_event_docs(),
+            event_docs - plan.job_event_docs(),
+            plan.noise.len()
+        );
+    }
+    if plan.fleet.minions.len() > cfg.minions {
+        eprintln!(
+            "saltscope-gen: the fleet grew from {} to {} minions for --minions-per-job {}",
+            cfg.minions,
+            plan.fleet.minions.len(),
+            cfg.minions_per_job
+        );
+    }
+    let specials: serde_json::Value =
+        serde_json::from_str(&plan.specials_summary().to_json()).unwrap_or_default();
 
     let http = Http::new(&o.url);
     let mut indices: Vec<String> = FUNS
@@ -369,6 +78,7 @@ fn run(o: Opts) -> Result<i32, String> {
         .filter(|f| {
             plan.jobs
                 .iter()
+                .chain(&plan.specials)
                 .any(|j| j.fun == **f && j.return_docs(&cfg) > 0)
         })
         .map(|f| return_index(&prefix, *f))
@@ -377,7 +87,7 @@ fn run(o: Opts) -> Result<i32, String> {
     indices.push(event_index(&prefix));
 
     if !o.dry_run {
-        let info = http.ok("GET", "/", None)?;
+        let info = http.ok(Method::Get, "/", None)?;
         eprintln!(
             "saltscope-gen: engine {} {} at {}",
             info.pointer("/version/distribution")
@@ -390,34 +100,41 @@ fn run(o: Opts) -> Result<i32, String> {
         );
         let existing = cat_indices(&http, &prefix)?;
         if o.skip_if_loaded {
-            let (st, m) = http.json("GET", &format!("/{MARKER_INDEX}/_doc/{prefix}"), None)?;
-            let want = marker_doc(&cfg, njobs, 0);
+            let (st, m) =
+                http.json(Method::Get, &format!("/{MARKER_INDEX}/_doc/{prefix}"), None)?;
+            let want = marker_doc(&plan, 0);
             let src = m.get("_source").cloned().unwrap_or_default();
             let same = st == 200
-                && [
-                    "prefix",
-                    "seed",
-                    "returns",
-                    "minions",
-                    "days",
-                    "states_count",
-                    "extra_states",
-                    "ret_events",
-                    "generator",
-                ]
-                .iter()
-                .all(|k| src.get(k) == want.get(k));
+                && MARKER_KEYS
+                    .iter()
+                    .all(|(k, old)| src.get(k).or(old.as_ref()) == want.get(k));
             let loaded: u64 = existing
                 .iter()
                 .filter(|(n, _, _)| !n.starts_with(&format!("{prefix}-master-")))
                 .map(|(_, c, _)| c)
                 .sum();
-            if same && loaded == cfg.returns {
-                println!("saltscope-gen: {prefix}-* already holds {loaded} returns for seed {} (marker {MARKER_INDEX}/{prefix}): nothing to do", cfg.seed);
+            // With --events the event cache is part of the set too.
+            let events_loaded: u64 = existing
+                .iter()
+                .filter(|(n, _, _)| n.starts_with(&event_index(&prefix)))
+                .map(|(_, c, _)| c)
+                .sum();
+            let events_same = cfg.events == 0 || events_loaded == event_docs;
+            if same && loaded == return_docs && events_same {
+                let and_events = if cfg.events > 0 {
+                    format!(" and {events_loaded} events")
+                } else {
+                    String::new()
+                };
+                println!("saltscope-gen: {prefix}-* already holds {loaded} returns{and_events} for seed {} (marker {MARKER_INDEX}/{prefix}): nothing to do", cfg.seed);
+                // The jids of the special jobs as loaded (their --end may have been another).
+                if !plan.specials.is_empty() {
+                    print_summary(&prefix, cfg.seed, &src["special_jobs"]);
+                }
                 return Ok(0);
             }
             if st == 200 || !existing.is_empty() {
-                eprintln!("saltscope-gen: loaded set differs (marker {}, {loaded} returns in the engine): reloading", if same { "same" } else { "different/missing" });
+                eprintln!("saltscope-gen: loaded set differs (marker {}, {loaded} returns and {events_loaded} events in the engine): reloading", if same { "same" } else { "different/missing" });
             }
         }
         if !existing.is_empty() {
@@ -428,25 +145,40 @@ fn run(o: Opts) -> Result<i32, String> {
                 ));
             }
             for (name, _, _) in &existing {
-                http.ok("DELETE", &format!("/{name}"), None)?;
+                http.ok(Method::Delete, &format!("/{name}"), None)?;
             }
             eprintln!(
                 "saltscope-gen: deleted {} existing {prefix}-* indices",
                 existing.len()
             );
         }
-        let _ = http.json("DELETE", &format!("/{MARKER_INDEX}/_doc/{prefix}"), None);
+        let _ = http.json(
+            Method::Delete,
+            &format!("/{MARKER_INDEX}/_doc/{prefix}"),
+            None,
+        );
         // As the returner does: create `<name>-v1` (1 shard, 0 replicas), then the alias.
+        let big_states_index = return_index(&prefix, Fun::StateApply);
         for name in &indices {
+            let body = if cfg.states_per_return > 0 && *name == big_states_index {
+                big_state_index_body()?.to_string()
+            } else if cfg.events > 0 && *name == event_index(&prefix) {
+                event_cache_index_body()?.to_string()
+            } else {
+                r#"{"settings": {"number_of_shards": 1, "number_of_replicas": 0}}"#.to_string()
+            };
+            http.ok(Method::Put, &format!("/{name}-v1"), Some(&body))?;
+            if cfg.states_per_return > 0 && *name == big_states_index {
+                eprintln!("saltscope-gen: {name}-v1 created with data unindexed (deploy/index-template/salt-returns-objects.json): a {}-state return is over the engine's 1000-field limit otherwise", cfg.states_per_return);
+            }
             http.ok(
-                "PUT",
-                &format!("/{name}-v1"),
-                Some(r#"{"settings": {"number_of_shards": 1, "number_of_replicas": 0}}"#),
+                Method::Put,
+                &format!("/{name}-v1/_alias/{name}"),
+                Some("{}"),
             )?;
-            http.ok("PUT", &format!("/{name}-v1/_alias/{name}"), Some("{}"))?;
             if !o.keep_refresh {
                 http.ok(
-                    "PUT",
+                    Method::Put,
                     &format!("/{name}-v1/_settings"),
                     Some(r#"{"index": {"refresh_interval": "-1"}}"#),
                 )?;
@@ -463,65 +195,48 @@ fn run(o: Opts) -> Result<i32, String> {
         ))))),
         _ => None,
     };
+    // Work units: each special job alone (the big ones first, so that the
+    // threads share them), then the normal jobs 32 at a time.
+    // Last, the noise of the event bus, a few thousand events a unit.
+    let nspecial = plan.specials.len();
+    let job_units = plan.jobs.len().div_ceil(32);
+    let units = nspecial + job_units + plan.noise_units.len();
     let t_load = Instant::now();
     let mut handles = Vec::new();
     for _ in 0..o.threads {
         let (plan, stats, next, out_file) =
             (plan.clone(), stats.clone(), next.clone(), out_file.clone());
-        let http = Http::new(&o.url);
+        // Each thread makes its own client: a client is not shared across threads.
+        let url = o.url.clone();
         let batch = o.batch;
+        let master = format!("{prefix}-master-");
         handles.push(std::thread::spawn(move || {
-            let mut docs: Vec<Doc> = Vec::new();
-            let mut buf = String::with_capacity(8 << 20);
-            let (mut in_buf, mut returns_in_buf) = (0usize, 0u64);
-            let mut per_index: BTreeMap<String, u64> = BTreeMap::new();
-            let flush = |buf: &mut String, in_buf: &mut usize, returns_in_buf: &mut u64| {
-                if *in_buf == 0 {
-                    return;
-                }
-                match &out_file {
-                    Some(f) => {
-                        if let Err(e) = f.lock().unwrap().write_all(buf.as_bytes()) {
-                            stats.error(format!("writing: {e}"));
-                            stats.abort.store(true, Ordering::Relaxed);
-                        }
-                    }
-                    None => post_bulk(&http, buf, &stats),
-                }
-                stats.docs.fetch_add(*in_buf as u64, Ordering::Relaxed);
-                stats.returns.fetch_add(*returns_in_buf, Ordering::Relaxed);
-                stats.bytes.fetch_add(buf.len() as u64, Ordering::Relaxed);
-                buf.clear();
-                *in_buf = 0;
-                *returns_in_buf = 0;
-            };
+            let mut loader =
+                Loader::new(Http::new(&url), &stats, out_file.as_deref(), batch, master);
             loop {
                 if stats.abort.load(Ordering::Relaxed) {
                     break;
                 }
-                let j0 = next.fetch_add(32, Ordering::Relaxed);
-                if j0 >= plan.jobs.len() {
+                let u = next.fetch_add(1, Ordering::Relaxed);
+                if u >= units {
                     break;
                 }
-                for j in j0..(j0 + 32).min(plan.jobs.len()) {
-                    docs.clear();
-                    plan.job_docs(j, &mut docs);
-                    returns_in_buf += plan.jobs[j].return_docs(&plan.cfg) as u64;
-                    for d in &docs {
-                        append_bulk(&mut buf, d);
-                        *per_index.entry(d.index.clone()).or_default() += 1;
+                if u < nspecial {
+                    plan.special_docs_to(u, &mut |d| loader.push(d));
+                } else if u >= nspecial + job_units {
+                    plan.noise_docs_to(u - nspecial - job_units, &mut |d| loader.push(d));
+                } else {
+                    let j0 = (u - nspecial) * 32;
+                    for j in j0..(j0 + 32).min(plan.jobs.len()) {
+                        plan.job_docs_to(j, &mut |d| loader.push(d));
                     }
-                    in_buf += docs.len();
-                }
-                if in_buf >= batch {
-                    flush(&mut buf, &mut in_buf, &mut returns_in_buf);
                 }
             }
             if !stats.abort.load(Ordering::Relaxed) {
-                flush(&mut buf, &mut in_buf, &mut returns_in_buf);
+                loader.flush();
             }
             let mut all = stats.per_index.lock().unwrap();
-            for (k, v) in per_index {
+            for (k, v) in std::mem::take(&mut loader.per_index) {
                 *all.entry(k).or_default() += v;
             }
         }));
@@ -534,11 +249,18 @@ fn run(o: Opts) -> Result<i32, String> {
             last = Instant::now();
             let secs = t_load.elapsed().as_secs_f64();
             let r = stats.returns.load(Ordering::Relaxed);
+            let docs = stats.docs.load(Ordering::Relaxed);
+            // with --events most documents are no returns: the share of all of them
+            let done = if cfg.events > 0 {
+                docs as f64 / planned_docs.max(1) as f64
+            } else {
+                r as f64 / return_docs.max(1) as f64
+            };
             eprintln!(
                 "saltscope-gen: {:>5.1}% {r}/{} returns, {} docs, {:.0} MB, {:.0}s, {:.0} docs/s",
-                100.0 * r as f64 / cfg.returns.max(1) as f64,
-                cfg.returns,
-                stats.docs.load(Ordering::Relaxed),
+                100.0 * done,
+                return_docs,
+                docs,
                 stats.bytes.load(Ordering::Relaxed) as f64 / 1e6,
                 secs,
                 stats.docs.load(Ordering::Relaxed) as f64 / secs
@@ -560,13 +282,13 @@ fn run(o: Opts) -> Result<i32, String> {
         for name in &indices {
             if !o.keep_refresh {
                 http.ok(
-                    "PUT",
+                    Method::Put,
                     &format!("/{name}-v1/_settings"),
                     Some(r#"{"index": {"refresh_interval": null}}"#),
                 )?;
             }
         }
-        http.ok("POST", &format!("/{prefix}-*/_refresh"), None)?;
+        http.ok(Method::Post, &format!("/{prefix}-*/_refresh"), None)?;
         for (name, count, size) in cat_indices(&http, &prefix)? {
             actual.insert(name.trim_end_matches("-v1").to_string(), (count, size));
         }
@@ -598,9 +320,18 @@ fn run(o: Opts) -> Result<i32, String> {
     }
     println!("{}", "-".repeat(79));
     println!("returns        {}", stats.returns.load(Ordering::Relaxed));
+    if cfg.events > 0 {
+        let written = expected.get(&event_index(&prefix)).copied().unwrap_or(0);
+        println!(
+            "events         {written} ({} of the jobs, {} of the fleet)",
+            plan.job_event_docs(),
+            written.saturating_sub(plan.job_event_docs())
+        );
+    }
     println!(
-        "jobs           {njobs} ({minion_jobs} minion jobs, {} runner jobs)",
-        njobs - minion_jobs
+        "jobs           {njobs} ({minion_jobs} minion jobs, {} runner jobs, {} special)",
+        njobs - minion_jobs,
+        plan.specials.len()
     );
     println!("minions        {}", plan.fleet.minions.len());
     println!("documents      {docs}");
@@ -626,12 +357,24 @@ fn run(o: Opts) -> Result<i32, String> {
         return Ok(1);
     }
     if !o.dry_run {
-        let marker = marker_doc(&cfg, njobs, docs).to_string();
+        let marker = marker_doc(&plan, docs).to_string();
         http.ok(
-            "PUT",
+            Method::Put,
             &format!("/{MARKER_INDEX}/_doc/{prefix}?refresh=true"),
             Some(&marker),
         )?;
+    }
+    if let Some(jobs) = specials.as_object().filter(|j| !j.is_empty()) {
+        println!();
+        for (name, j) in jobs {
+            println!(
+                "special {name:<18} jid {}  {} returns of {}",
+                j["jid"].as_str().unwrap_or("?"),
+                j["returns"],
+                j["fun"].as_str().unwrap_or("?")
+            );
+        }
+        print_summary(&prefix, cfg.seed, &specials);
     }
     Ok(0)
 }

@@ -1,0 +1,332 @@
+//! Returns and states: hits of the returner's indices, paged with a point
+//! in time where the engine has one, else `search_after` over the index
+//! pattern, always on a unique sort ([`hits_sort`]). A states page with the
+//! user column first looks up its jobs' publish data.
+
+use serde_json::{json, Value};
+
+use super::columns::id;
+use super::page::{last_sort_values, read_hits_page, Hit};
+use super::plan::{Commit, ExportSource, Pending, PendingWork, Position, Step};
+use super::rows::{return_row, state_rows, tallied_return_row, Row};
+use super::spec::{After, Paging, STATE_FUNCTIONS};
+use super::ExportKind;
+use crate::engine::{
+    encode_component, msearch_request, read_msearch, Body, EngineError, HttpRequest, Reply,
+};
+use crate::model::{ReturnData, ReturnDoc, ReturnFields, StateTally};
+use crate::query::filter::OutcomeFilter;
+use crate::query::jobs::{attach_publish, publish_searches, soft, JobListPage};
+use crate::query::FieldMap;
+use crate::text::scalar_text;
+
+pub(crate) struct HitsSource;
+
+/// The sort of a hits export: unique, so search_after never skips or
+/// repeats a return.
+///
+/// Under a PIT with `_shard_doc`: `_index`, then `_shard_doc`, then jid and
+/// minion. The engine then reads each shard in document order instead of
+/// ranking every match again for each page (OpenSearch 3.8, 1M returns:
+/// 12-150 ms a page of 5,000 with `_source`, against 290-380 ms with the
+/// field sort below). `_shard_doc` alone is not enough there: on OpenSearch
+/// 3.8 it is the bare Lucene doc id, equal across shards, and search_after
+/// on it alone skipped 172 of 1,000,000 returns (measured); `_index` tells
+/// single-shard indices (the returner's) apart, jid and minion the shards of
+/// any other. The file is then in index order, as helpers.scan's is.
+///
+/// Otherwise the field sort, newest first: `[@timestamp desc, jid desc,
+/// minion asc, _index asc]` (one return per minion per job per index).
+/// `_id` is never sorted on: it needs fielddata Elasticsearch 8 disables.
+pub fn hits_sort(paging: Paging, fields: &FieldMap) -> Value {
+    if paging.shard_doc() {
+        return json!([
+            {"_index": {"order": "asc", "unmapped_type": "keyword"}},
+            {"_shard_doc": "asc"},
+            {fields.jid.clone(): {"order": "asc", "unmapped_type": "keyword"}},
+            {fields.minion.clone(): {"order": "asc", "unmapped_type": "keyword"}}
+        ]);
+    }
+    json!([
+        {"@timestamp": {"order": "desc", "unmapped_type": "date"}},
+        {fields.jid.clone(): {"order": "desc", "unmapped_type": "keyword"}},
+        {fields.minion.clone(): {"order": "asc", "unmapped_type": "keyword"}},
+        // unmapped_type: an index that has no mapping yet (created, every
+        // document rejected: salt-grains_items with dynamic mappings) fails
+        // a `_index` sort without it.
+        {"_index": {"order": "asc", "unmapped_type": "keyword"}}
+    ])
+}
+
+/// The query of returns and states: the view's filter, its outcome taken
+/// per return (failed returns, or successful ones), states restricted to
+/// the state functions.
+pub(crate) fn hits_query(at: &Position) -> Value {
+    let spec = at.spec;
+    let filter = spec.job_filter();
+    let mut query = filter.returns_query_with_outcome(&spec.context);
+    if let Some(clauses) = query
+        .pointer_mut("/bool/filter")
+        .and_then(Value::as_array_mut)
+    {
+        if filter.outcome == OutcomeFilter::AllSucceeded {
+            clauses.push(json!({"term": {"success": true}}));
+        }
+        if spec.kind == ExportKind::States {
+            clauses.push(json!({"terms": {spec.context.fields.fun.clone(): STATE_FUNCTIONS}}));
+        }
+    }
+    query
+}
+
+/// `/<index>/_search` for the engines' own paging without a PIT.
+pub(crate) fn search_path(index: &str) -> String {
+    format!(
+        "/{}/_search?ignore_unavailable=true&allow_no_indices=true",
+        encode_component(index)
+    )
+}
+
+/// The page after `after`; `count` asks for the total (the first page).
+fn page_request_at(at: &Position, after: &After, count: bool) -> HttpRequest {
+    let spec = at.spec;
+    let paging = at.state.paging;
+    // The whole `_source`: filtering it makes the engine parse every
+    // document again (OpenSearch 3.8, 5,000 state returns: 180-290 ms a
+    // page with a field list against 43-60 ms without); the typed reader
+    // skips what no column needs.
+    let mut body = json!({
+        "size": at.page_size(),
+        "query": hits_query(at),
+        "sort": hits_sort(paging, &spec.context.fields),
+        "track_total_hits": count,
+    });
+    if let After::Sort(values) = after {
+        body["search_after"] = Value::Array(values.clone());
+    }
+    let path = match (at.state.pit_id.as_deref(), paging.is_pit()) {
+        (Some(id), true) => {
+            body["pit"] = json!({"id": id, "keep_alive": spec.keep_alive});
+            "/_search".to_string()
+        }
+        _ => search_path(&spec.context.config.index_pattern),
+    };
+    HttpRequest::post(path, Body::Json(body))
+}
+
+/// A page's hits, read as the chosen columns need them.
+enum Hits {
+    /// State totals only: the returns export without the output column.
+    Tallied(Vec<Hit<ReturnFields<StateTally>>>),
+    Whole(Vec<Hit<ReturnFields<Value>>>),
+}
+
+impl ExportSource for HitsSource {
+    fn page_request(&self, at: &Position) -> HttpRequest {
+        page_request_at(at, &at.state.after, at.state.total.is_none())
+    }
+
+    fn request_after(&self, at: &Position, answer: &[u8]) -> Option<HttpRequest> {
+        let after = After::Sort(last_sort_values(answer)?);
+        // The total is asked for once, on the first page.
+        Some(page_request_at(at, &after, false))
+    }
+
+    fn read_page(&self, at: &Position, reply: Reply) -> Result<Step, EngineError> {
+        let spec = at.spec;
+        // The returns export without the output column needs only each
+        // return's state totals: tallied from the bytes, no states built.
+        let tally = spec.kind == ExportKind::Returns && !spec.wants(id::OUTPUT);
+        let size = at.page_size();
+        let (page, hits) = if tally {
+            let (i, h) = read_hits_page::<ReturnFields<StateTally>>(&reply.url, &reply.body, size)?;
+            (i, Hits::Tallied(h))
+        } else {
+            let (i, h) = read_hits_page::<ReturnFields<Value>>(&reply.url, &reply.body, size)?;
+            (i, Hits::Whole(h))
+        };
+        let (next, last) = match page.next {
+            Some(v) => (After::Sort(v), false),
+            None => (at.state.after.clone(), true),
+        };
+        // After a lost PIT the index is read again: what the file has is
+        // skipped; under `_shard_doc` paging what is read is remembered.
+        let hits = match hits {
+            Hits::Tallied(h) => Hits::Tallied(unwritten(at, h)),
+            Hits::Whole(h) => Hits::Whole(unwritten(at, h)),
+        };
+        let read: Vec<(String, String)> = if at.state.paging.shard_doc() {
+            match &hits {
+                Hits::Tallied(h) => h.iter().map(|h| (h.index.clone(), h.id.clone())).collect(),
+                Hits::Whole(h) => h.iter().map(|h| (h.index.clone(), h.id.clone())).collect(),
+            }
+        } else {
+            Vec::new()
+        };
+        let columns = &spec.columns;
+        let commit = |rows: Vec<Row>, looked_at: u64, notes: Vec<String>| Commit {
+            rows,
+            looked_at,
+            next: next.clone(),
+            last,
+            total: page.total,
+            total_is_estimate: None,
+            pit_id: page.pit_id.clone(),
+            notes,
+            read: read.clone(),
+        };
+        // Returns the page reader could not read whole (nested too deep)
+        // are in the file as far as they read; the notes name them.
+        let mut notes = Vec::new();
+        let docs: Vec<ReturnDoc> = match hits {
+            Hits::Tallied(hits) => {
+                let looked_at = hits.len() as u64;
+                let rows = hits
+                    .into_iter()
+                    .map(|h| {
+                        if !h.notes.is_empty() {
+                            let source = h.source.as_ref();
+                            let minion = text_of(source.and_then(|s| s.minion.as_ref()));
+                            let jid = text_of(source.and_then(|s| s.jid.as_ref()));
+                            notes.extend(unread_notes(&h.id, &minion, &jid, &h.notes, false));
+                        }
+                        tallied_return_row(h, columns)
+                    })
+                    .collect();
+                return Ok(Step::Commit(commit(rows, looked_at, notes)));
+            }
+            Hits::Whole(hits) => hits
+                .into_iter()
+                .map(|h| {
+                    let fields = h.source.unwrap_or_default();
+                    let (mut doc, data) = ReturnDoc::from_fields(h.index, h.id, fields);
+                    doc.data = ReturnData::read(&doc.fun, data.as_ref(), &mut doc.notes);
+                    let no_rows = spec.kind == ExportKind::States
+                        && !matches!(doc.data, ReturnData::States(_) | ReturnData::StateError(_));
+                    notes.extend(unread_notes(
+                        &doc.id,
+                        &doc.minion,
+                        &doc.jid,
+                        &h.notes,
+                        no_rows,
+                    ));
+                    doc
+                })
+                .collect(),
+        };
+        let looked_at = docs.len() as u64;
+        if spec.kind == ExportKind::States && spec.wants(id::USER) && !docs.is_empty() {
+            let mut jids: Vec<String> = Vec::new();
+            for d in &docs {
+                if !d.jid.is_empty() && !jids.contains(&d.jid) {
+                    jids.push(d.jid.clone());
+                }
+            }
+            return Ok(Step::Lookup(Pending {
+                work: PendingWork::Users { docs, jids },
+                next,
+                last,
+                looked_at,
+                total: page.total,
+                pit_id: page.pit_id,
+                notes,
+                read,
+            }));
+        }
+        let rows = match spec.kind {
+            ExportKind::States => docs
+                .iter()
+                .flat_map(|d| state_rows(d, None, columns))
+                .collect(),
+            _ => docs.iter().map(|d| return_row(d, columns)).collect(),
+        };
+        Ok(Step::Commit(commit(rows, looked_at, notes)))
+    }
+
+    fn lookup_request(&self, at: &Position, pending: &Pending) -> HttpRequest {
+        msearch_request(&publish_searches(&at.spec.context, pending_jids(pending)))
+    }
+
+    fn read_lookup(
+        &self,
+        at: &Position,
+        pending: &Pending,
+        reply: Reply,
+    ) -> Result<Commit, EngineError> {
+        let jids = pending_jids(pending);
+        let answers = read_msearch(&publish_searches(&at.spec.context, jids), &reply)?;
+        let mut notes = Vec::new();
+        let events = soft(answers.events, "publish events", &mut notes);
+        let cache = soft(answers.cache, "job cache", &mut notes);
+        for note in &mut notes {
+            note.push_str(" (the user column is left empty where it had the user)");
+        }
+        let mut page = JobListPage::of_jids(jids);
+        attach_publish(&mut page, events.as_ref(), cache.as_ref());
+        let user_of = |jid: &str| {
+            page.jobs
+                .iter()
+                .find(|j| j.jid == jid)
+                .and_then(|j| j.publish.as_ref()?.user.as_deref())
+        };
+        let docs = match &pending.work {
+            PendingWork::Users { docs, .. } => docs.as_slice(),
+            PendingWork::Details { .. } => &[],
+        };
+        let rows: Vec<Row> = docs
+            .iter()
+            .flat_map(|d| state_rows(d, user_of(&d.jid), &at.spec.columns))
+            .collect();
+        Ok(Commit {
+            rows,
+            looked_at: pending.looked_at,
+            next: pending.next.clone(),
+            last: pending.last,
+            total: pending.total,
+            total_is_estimate: None,
+            pit_id: pending.pit_id.clone(),
+            notes: pending.notes.iter().cloned().chain(notes).collect(),
+            read: pending.read.clone(),
+        })
+    }
+}
+
+/// The hits not in the file already (all of them but after a lost PIT).
+fn unwritten<S>(at: &Position, hits: Vec<Hit<S>>) -> Vec<Hit<S>> {
+    if !at.seen.replaying {
+        return hits;
+    }
+    hits.into_iter()
+        .filter(|h| !at.seen.written(&h.index, &h.id))
+        .collect()
+}
+
+/// A scalar field as text (`jid` and `minion` for a note).
+fn text_of(value: Option<&Value>) -> String {
+    value.map(scalar_text).unwrap_or_default()
+}
+
+/// The file's notes on a return the page reader could not read whole
+/// (none for a return that read).
+fn unread_notes<'a>(
+    id: &'a str,
+    minion: &'a str,
+    jid: &'a str,
+    notes: &'a [String],
+    no_rows: bool,
+) -> impl Iterator<Item = String> + 'a {
+    let rows = if no_rows {
+        "; it has no rows in this file"
+    } else {
+        ""
+    };
+    notes
+        .iter()
+        .map(move |n| format!("the return `{id}` (minion `{minion}`, jid {jid}): {n}{rows}"))
+}
+
+fn pending_jids(pending: &Pending) -> &[String] {
+    match &pending.work {
+        PendingWork::Users { jids, .. } | PendingWork::Details { jids } => jids,
+    }
+}

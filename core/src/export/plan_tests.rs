@@ -1,0 +1,693 @@
+//! The export plan's state machine, driven by hand: the requests it plans
+//! for each product and kind, and what it makes of each answer.
+
+use serde_json::{json, Value};
+
+use super::columns::{id, ColumnChoice};
+use super::plan::{ExportPlan, MAX_LOSSES_IN_A_ROW};
+use super::spec::*;
+use super::testing::*;
+use super::ExportKind;
+use crate::engine::{Answer, EngineError, Method, PitApi, Product};
+use crate::query::filter::{JobFilter, TimeRange};
+
+#[test]
+fn paging_follows_the_engine_and_its_version() {
+    use Product::*;
+    let p = |pr, v| Paging::for_hits(&product(pr, v));
+    assert_eq!(p(Elasticsearch, (7, 9, 3)), Paging::SearchAfter);
+    assert_eq!(
+        p(Elasticsearch, (7, 10, 2)),
+        Paging::Pit(PitApi::Elasticsearch { shard_doc: false })
+    );
+    assert_eq!(
+        p(Elasticsearch, (7, 12, 0)),
+        Paging::Pit(PitApi::Elasticsearch { shard_doc: true })
+    );
+    assert_eq!(
+        p(Elasticsearch, (8, 15, 1)),
+        Paging::Pit(PitApi::Elasticsearch { shard_doc: true })
+    );
+    assert_eq!(p(OpenSearch, (1, 3, 19)), Paging::SearchAfter);
+    assert_eq!(p(OpenSearch, (2, 3, 0)), Paging::SearchAfter);
+    assert_eq!(
+        p(OpenSearch, (2, 4, 0)),
+        Paging::Pit(PitApi::OpenSearch { shard_doc: false })
+    );
+    assert_eq!(
+        p(OpenSearch, (3, 2, 0)),
+        Paging::Pit(PitApi::OpenSearch { shard_doc: false })
+    );
+    assert_eq!(
+        p(OpenSearch, (3, 3, 0)),
+        Paging::Pit(PitApi::OpenSearch { shard_doc: true })
+    );
+}
+
+#[test]
+fn without_a_pit_it_falls_back_to_search_after_with_a_unique_sort() {
+    // Elasticsearch 7.10 OSS: the version says PIT, the answer says no.
+    let mut plan = ExportPlan::new(spec(
+        ExportKind::Returns,
+        product(Product::Elasticsearch, (7, 10, 2)),
+        2,
+    ))
+    .unwrap();
+    let open = plan.next_request().unwrap();
+    assert_eq!(open.path, "/salt-*/_pit?keep_alive=2m");
+    let oss = EngineError::from_status(
+        &open.path,
+        400,
+        r#"{"error":{"type":"invalid_index_name_exception","reason":"Invalid index name [salt-*], must not contain '*'"},"status":400}"#,
+    );
+    assert_eq!(plan.handle(Err(oss)).unwrap(), b"");
+    assert_eq!(plan.state().paging, Paging::SearchAfter);
+    assert!(plan.notes()[0].contains("no point in time"));
+
+    let first = plan.next_request().unwrap();
+    assert_eq!(
+        first.path,
+        "/salt-*/_search?ignore_unavailable=true&allow_no_indices=true"
+    );
+    let b = body(&first);
+    assert_eq!(b["size"], 2);
+    assert_eq!(b["track_total_hits"], true);
+    assert!(b.get("pit").is_none() && b.get("search_after").is_none());
+    assert_eq!(
+        b["sort"],
+        json!([{"@timestamp": {"order": "desc", "unmapped_type": "date"}},
+               {"jid.keyword": {"order": "desc", "unmapped_type": "keyword"}},
+               {"minion.keyword": {"order": "asc", "unmapped_type": "keyword"}},
+               {"_index": {"order": "asc", "unmapped_type": "keyword"}}])
+    );
+    assert!(b["query"].to_string().contains("salt-master-job-cache"));
+    let mut file = plan
+        .handle(ok(page(
+            vec![hit("3", "a", 3000, None), hit("3", "b", 2000, None)],
+            3,
+            None,
+        )))
+        .unwrap();
+    assert_eq!(plan.state().total, Some(3));
+    assert_eq!(plan.state().rows_written, 2);
+    let second = body(&plan.next_request().unwrap());
+    assert_eq!(
+        second["search_after"],
+        json!([2000, "3", "b", "salt-state_apply-v1"])
+    );
+    assert_eq!(second["track_total_hits"], false, "the total is asked once");
+    file.extend(
+        plan.handle(ok(page(vec![hit("2", "a", 1000, None)], 3, None)))
+            .unwrap(),
+    );
+    assert!(plan.is_done());
+    assert!(plan.next_request().is_none());
+    assert!(plan.close_request().is_none(), "no PIT to close");
+    assert_eq!(plan.shortfall(), None);
+    let back = read_csv(&file);
+    assert_eq!(back.len(), 4, "header once and three rows");
+    assert_eq!(back[0][0], "Time (UTC)");
+    assert_eq!(
+        back[1][..4],
+        ["1970-01-01T00:00:03.000Z", "3", "a", "state.apply"]
+    );
+    assert_eq!(back[3][6..9], ["2", "1", "0"]);
+}
+
+#[test]
+fn elasticsearch_pages_through_a_pit_with_shard_doc_and_closes_it() {
+    let mut plan = ExportPlan::new(spec(
+        ExportKind::States,
+        product(Product::Elasticsearch, (8, 15, 0)),
+        1,
+    ))
+    .unwrap();
+    plan.set_columns(
+        ColumnChoice::parse(ExportKind::States, "jid,minion,state_id,changed").columns,
+    );
+    assert_eq!(
+        plan.next_request().unwrap().path,
+        "/salt-*/_pit?keep_alive=2m"
+    );
+    plan.handle(ok(json!({"id": "pit-1"}))).unwrap();
+    let req = plan.next_request().unwrap();
+    assert_eq!(req.path, "/_search", "a PIT search names no index");
+    let b = body(&req);
+    assert_eq!(b["pit"], json!({"id": "pit-1", "keep_alive": "2m"}));
+    assert_eq!(b["sort"][0]["_index"]["order"], "asc");
+    assert_eq!(
+        b["sort"][1],
+        json!({"_shard_doc": "asc"}),
+        "document order: no ranking per page"
+    );
+    assert_eq!(b["sort"].as_array().unwrap().len(), 4);
+    assert!(b["query"]
+        .to_string()
+        .contains(r#""terms":{"fun.keyword":["state.apply""#));
+    let bytes = plan
+        .handle(ok(page(vec![hit("9", "m", 5, Some(77))], 1, Some("pit-2"))))
+        .unwrap();
+    assert_eq!(
+        plan.state().pit_id.as_deref(),
+        Some("pit-2"),
+        "a renewed id is used"
+    );
+    assert_eq!(plan.state().rows_written, 2, "two states, one return");
+    assert_eq!(plan.state().docs_read, 1);
+    assert_eq!(read_csv(&bytes)[1], ["9", "m", "a", "no"]);
+    let b = body(&plan.next_request().unwrap());
+    assert_eq!(b["pit"]["id"], "pit-2");
+    assert_eq!(
+        b["search_after"],
+        json!([5, "9", "m", "salt-state_apply-v1", 77])
+    );
+    plan.handle(ok(page(vec![], 1, Some("pit-2")))).unwrap();
+    assert!(plan.is_done());
+    let close = plan.close_request().unwrap();
+    assert_eq!(
+        (close.method, close.path.as_str()),
+        (Method::Delete, "/_pit")
+    );
+    assert_eq!(body(&close), json!({"id": "pit-2"}));
+}
+
+#[test]
+fn the_next_page_is_requested_from_the_end_of_the_bytes_and_the_guess_is_checked() {
+    let os = product(Product::OpenSearch, (3, 8, 0));
+    let mut plan = ExportPlan::new(spec(ExportKind::Returns, os.clone(), 2)).unwrap();
+    assert_eq!(
+        plan.request_after(b"{}"),
+        None,
+        "no guess while opening the PIT"
+    );
+    plan.handle(ok(json!({"pit_id": "p1"}))).unwrap();
+    let full = serde_json::to_vec(&page(
+        vec![hit("2", "a", 20, Some(4)), hit("1", "b", 10, Some(7))],
+        3,
+        Some("p1"),
+    ))
+    .unwrap();
+    let early = plan
+        .request_after(&full)
+        .expect("a full page's next request");
+    plan.handle(bytes(full)).unwrap();
+    assert_eq!(plan.next_request(), Some(early), "the guess held");
+    assert_eq!(
+        body(&plan.next_request().unwrap())["search_after"],
+        json!([10, "1", "b", "salt-state_apply-v1", 7])
+    );
+    // A renewed PIT id makes the guess wrong: the plan's request wins.
+    let renewed = serde_json::to_vec(&page(
+        vec![hit("0", "c", 5, Some(1)), hit("0", "d", 5, Some(2))],
+        3,
+        Some("p2"),
+    ))
+    .unwrap();
+    let early = plan.request_after(&renewed).unwrap();
+    plan.handle(bytes(renewed)).unwrap();
+    assert_ne!(plan.next_request(), Some(early));
+    // The last page: a guess, but no next request to match it.
+    let last = serde_json::to_vec(&page(vec![hit("0", "e", 1, Some(3))], 3, Some("p2"))).unwrap();
+    assert!(plan.request_after(&last).is_some());
+    plan.handle(bytes(last)).unwrap();
+    assert!(plan.is_done() && plan.next_request().is_none());
+
+    // States with the user column: the guess outlives the publish lookup.
+    let mut plan = ExportPlan::new(spec(ExportKind::States, os, 1)).unwrap();
+    plan.handle(ok(json!({"pit_id": "p1"}))).unwrap();
+    let full = serde_json::to_vec(&page(vec![hit("2", "a", 20, Some(4))], 3, Some("p1"))).unwrap();
+    let early = plan.request_after(&full).unwrap();
+    plan.handle(bytes(full)).unwrap();
+    assert!(
+        plan.request_after(b"{\"sort\":[1]}").is_none(),
+        "no guess for a lookup"
+    );
+    assert_ne!(
+        plan.next_request().as_ref(),
+        Some(&early),
+        "the publish lookup first"
+    );
+    plan.handle(ok(
+        json!({"responses": [{"hits": {"hits": []}}, {"hits": {"hits": []}}]}),
+    ))
+    .unwrap();
+    assert_eq!(plan.next_request(), Some(early));
+}
+
+#[test]
+fn returns_rows_from_tallied_states_equal_the_models() {
+    let product = product(Product::OpenSearch, (3, 8, 0));
+    let mut hits: Vec<Value> = (0..6)
+        .map(|i| hit(&i.to_string(), "m", i, Some(i)))
+        .collect();
+    hits[1]["_source"]["data"] = json!("plain text");
+    hits[2]["_source"]["data"]["x_|-y_|-z_|-w"] =
+        json!({"result": false, "changes": {"_orig_key": 1}});
+    hits[3]["_source"]["counts"] = json!({"succeeded": 5, "failed": 1});
+    hits[4]["_source"].as_object_mut().unwrap().remove("data");
+    hits[5]["_source"]["data"] = json!({"return": ["Rendering SLS 'x' failed"]});
+    let answer = page(hits, 6, Some("p"));
+    let rows = |with_output: bool| {
+        let mut plan = ExportPlan::new(spec(ExportKind::Returns, product.clone(), 100)).unwrap();
+        let mut columns = ExportKind::Returns.columns().to_vec();
+        if !with_output {
+            columns.retain(|c| c.id != id::OUTPUT);
+        }
+        plan.set_columns(columns);
+        plan.handle(ok(json!({"pit_id": "p"}))).unwrap();
+        read_csv(&plan.handle(ok(answer.clone())).unwrap())
+    };
+    let (tallied, whole) = (rows(false), rows(true));
+    assert_eq!(tallied.len(), 7);
+    let output = whole[0].iter().position(|h| h == "Output").unwrap();
+    for (t, w) in tallied.iter().zip(&whole) {
+        let mut w = w.clone();
+        w.remove(output);
+        assert_eq!(t, &w);
+    }
+    let failed = tallied[0]
+        .iter()
+        .position(|h| h == "States failed")
+        .unwrap();
+    assert_eq!(tallied[3][failed], "1", "{:?}", tallied[3]);
+}
+
+#[test]
+fn opensearch_uses_its_own_pit_api() {
+    let mut plan = ExportPlan::new(spec(
+        ExportKind::Returns,
+        product(Product::OpenSearch, (2, 19, 0)),
+        10,
+    ))
+    .unwrap();
+    assert!(plan
+        .next_request()
+        .unwrap()
+        .path
+        .starts_with("/salt-*/_search/point_in_time?"));
+    plan.handle(ok(
+        json!({"pit_id": "os-1", "_shards": {"total": 1, "successful": 1, "failed": 0}}),
+    ))
+    .unwrap();
+    let b = body(&plan.next_request().unwrap());
+    assert_eq!(b["pit"]["id"], "os-1");
+    assert_eq!(
+        b["sort"].as_array().unwrap().len(),
+        4,
+        "no _shard_doc before 3.3"
+    );
+    plan.handle(ok(page(vec![hit("1", "m", 1, None)], 1, None)))
+        .unwrap();
+    assert!(plan.is_done());
+    assert_eq!(
+        body(&plan.close_request().unwrap()),
+        json!({"pit_id": ["os-1"]})
+    );
+}
+
+#[test]
+fn a_failure_keeps_the_state_and_the_export_resumes_from_a_plain_value() {
+    let s = spec(
+        ExportKind::Returns,
+        product(Product::Elasticsearch, (7, 11, 0)),
+        1,
+    );
+    let mut plan = ExportPlan::new(s.clone()).unwrap();
+    plan.handle(ok(json!({"id": "p"}))).unwrap();
+    let mut file = plan
+        .handle(ok(page(vec![hit("2", "m", 20, Some(1))], 2, None)))
+        .unwrap();
+    let before = plan.state().clone();
+    let failed_shards = json!({"_shards": {"total": 2, "successful": 1, "failed": 1,
+        "failures": [{"reason": {"type": "es_rejected_execution_exception", "reason": "overloaded"}}]}, "hits": {"hits": []}});
+    assert!(
+        plan.handle(ok(failed_shards)).is_err(),
+        "a partial page is an error"
+    );
+    assert!(plan
+        .handle(Err(EngineError::Unreachable {
+            url: "u".into(),
+            detail: "offline".into()
+        }))
+        .is_err());
+    assert_eq!(plan.state(), &before, "nothing moved");
+    assert_eq!(plan.state().rows_written, 1);
+
+    // The state is plain data: it can be kept as JSON and resumed.
+    let kept = serde_json::to_string(plan.state()).unwrap();
+    let state: ResumeState = serde_json::from_str(&kept).unwrap();
+    let mut resumed = ExportPlan::resume(plan.spec().clone(), state).unwrap();
+    let b = body(&resumed.next_request().unwrap());
+    assert_eq!(
+        b["search_after"],
+        json!([20, "2", "m", "salt-state_apply-v1", 1])
+    );
+    assert_eq!(b["pit"]["id"], "p", "the PIT is reused while it lives");
+    // It expired meanwhile: a new PIT, the same place.
+    let gone = EngineError::from_status(
+        "/_search",
+        404,
+        r#"{"error":{"type":"search_context_missing_exception","reason":"No search context found for id [91]"},"status":404}"#,
+    );
+    assert_eq!(resumed.handle(Err(gone)).unwrap(), b"");
+    assert!(resumed
+        .next_request()
+        .unwrap()
+        .path
+        .ends_with("_pit?keep_alive=2m"));
+    resumed.handle(ok(json!({"id": "q"}))).unwrap();
+    let b = body(&resumed.next_request().unwrap());
+    assert_eq!(b["pit"]["id"], "q");
+    assert_eq!(
+        b["search_after"],
+        json!([20, "2", "m", "salt-state_apply-v1", 1])
+    );
+    file.extend(
+        resumed
+            .handle(ok(page(vec![hit("1", "m", 10, Some(2))], 2, None)))
+            .unwrap(),
+    );
+    let back = read_csv(&file);
+    assert_eq!(back.len(), 3, "the header is not written again: {back:?}");
+    assert_eq!(resumed.state().rows_written, 2);
+    assert_eq!(resumed.state().docs_read, 1 + 1);
+    // The relative range was fixed when the export began.
+    assert!(
+        matches!(resumed.spec().filter.time(), TimeRange::Absolute { to_ms, .. } if *to_ms == NOW)
+    );
+}
+
+fn lost(reason: &str) -> Answer {
+    ok(
+        json!({"_shards": {"total": 3, "successful": 2, "failed": 1, "failures": [
+        {"shard": 2, "index": "salt-state_apply-v1", "node": "n2",
+         "reason": {"type": "illegal_state_exception", "reason": reason}}]}, "hits": {"hits": []}}),
+    )
+}
+
+/// A hit under `_shard_doc` paging: sorted `[_index, _shard_doc, jid, minion]`.
+fn doc_hit(index: &str, shard_doc: i64, jid: &str, minion: &str) -> Value {
+    let mut h = hit(jid, minion, 1000, None);
+    h["_index"] = json!(index);
+    h["_id"] = json!(format!("{index}/{jid}/{minion}"));
+    h["sort"] = json!([index, shard_doc, jid, minion]);
+    h
+}
+
+#[test]
+fn a_pit_lost_under_document_order_reads_the_index_again_and_skips_what_the_file_has() {
+    let mut plan = ExportPlan::new(spec(
+        ExportKind::Returns,
+        product(Product::OpenSearch, (3, 8, 0)),
+        2,
+    ))
+    .unwrap();
+    plan.handle(ok(json!({"pit_id": "p"}))).unwrap();
+    let a = "salt-cmd_run-v1";
+    let b = "salt-state_apply-v1";
+    let mut file = plan
+        .handle(ok(page(
+            vec![doc_hit(a, 0, "1", "m"), doc_hit(b, 0, "2", "m")],
+            6,
+            Some("p"),
+        )))
+        .unwrap();
+    file.extend(
+        plan.handle(ok(page(
+            vec![doc_hit(b, 1, "3", "m"), doc_hit(b, 2, "4", "m")],
+            6,
+            Some("p"),
+        )))
+        .unwrap(),
+    );
+    // A node leaves the cluster: the PIT is lost mid-index.
+    assert_eq!(plan.handle(lost("no node found for id: n2")).unwrap(), b"");
+    assert!(plan
+        .notes()
+        .iter()
+        .any(|n| n.contains("read `salt-state_apply-v1` again")));
+    let reopen = plan.next_request().unwrap();
+    assert!(reopen.path.contains("point_in_time"), "{}", reopen.path);
+    plan.handle(ok(json!({"pit_id": "q"}))).unwrap();
+    let again = body(&plan.next_request().unwrap());
+    assert_eq!(again["pit"]["id"], "q");
+    assert_eq!(
+        again["search_after"],
+        json!([b, -1, "", ""]),
+        "from the index's start"
+    );
+    // The new PIT's document order differs: what the file has is skipped.
+    file.extend(
+        plan.handle(ok(page(
+            vec![doc_hit(b, 0, "4", "m"), doc_hit(b, 1, "5", "m")],
+            6,
+            Some("q"),
+        )))
+        .unwrap(),
+    );
+    file.extend(
+        plan.handle(ok(page(
+            vec![doc_hit(b, 2, "2", "m"), doc_hit(b, 3, "3", "m")],
+            6,
+            Some("q"),
+        )))
+        .unwrap(),
+    );
+    file.extend(
+        plan.handle(ok(page(vec![doc_hit(b, 4, "6", "m")], 6, Some("q"))))
+            .unwrap(),
+    );
+    assert!(plan.is_done());
+    let jids: Vec<String> = read_csv(&file)[1..].iter().map(|r| r[1].clone()).collect();
+    assert_eq!(jids, ["1", "2", "3", "4", "5", "6"], "each return once");
+    assert_eq!(plan.state().docs_read, 6);
+    assert_eq!(plan.shortfall(), None);
+}
+
+#[test]
+fn a_pit_lost_again_and_again_is_an_error_after_a_few_tries_not_a_loop() {
+    let mut plan = ExportPlan::new(spec(
+        ExportKind::Returns,
+        product(Product::OpenSearch, (3, 8, 0)),
+        1,
+    ))
+    .unwrap();
+    plan.handle(ok(json!({"pit_id": "p"}))).unwrap();
+    let mut pauses = Vec::new();
+    for n in 1..=MAX_LOSSES_IN_A_ROW {
+        plan.handle(lost(&format!("no node found for id: n{n}")))
+            .unwrap();
+        pauses.push(plan.pause_ms());
+        plan.handle(ok(json!({"pit_id": format!("q{n}")}))).unwrap();
+    }
+    assert_eq!(pauses, [0, 500, 1000, 2000, 4000, 4000, 4000, 4000]);
+    assert!(plan.handle(lost("no node found for id: n9")).is_err());
+    let lost_notes = plan
+        .notes()
+        .iter()
+        .filter(|n| n.contains("point in time was lost"));
+    assert_eq!(lost_notes.count(), 1, "said once: {:?}", plan.notes());
+}
+
+#[test]
+fn a_cluster_still_settling_after_a_lost_pit_is_waited_for_and_the_export_goes_on() {
+    let mut plan = ExportPlan::new(spec(
+        ExportKind::Returns,
+        product(Product::OpenSearch, (3, 8, 0)),
+        1,
+    ))
+    .unwrap();
+    plan.handle(ok(json!({"pit_id": "p"}))).unwrap();
+    plan.handle(lost("no node found for id: n2")).unwrap();
+    // Opening the new PIT: the lost node's shards are not reassigned yet.
+    let unassigned = Err(EngineError::Status {
+        url: "u".into(),
+        status: 503,
+        kind: Some("search_phase_execution_exception".into()),
+        reason: "all shards failed".into(),
+    });
+    plan.handle(unassigned.clone()).unwrap();
+    assert!(plan.next_request().unwrap().path.contains("point_in_time"));
+    assert_eq!(plan.pause_ms(), 500);
+    plan.handle(unassigned).unwrap();
+    assert_eq!(plan.pause_ms(), 1000);
+    plan.handle(ok(json!({"pit_id": "q"}))).unwrap();
+    assert_eq!(plan.pause_ms(), 0);
+    assert!(plan.awaits_page());
+    // A refusal is not the cluster settling.
+    let mut refused = ExportPlan::new(spec(
+        ExportKind::Returns,
+        product(Product::OpenSearch, (3, 8, 0)),
+        1,
+    ))
+    .unwrap();
+    refused.handle(ok(json!({"pit_id": "p"}))).unwrap();
+    refused.handle(lost("no node found for id: n2")).unwrap();
+    let forbidden = EngineError::Status {
+        url: "u".into(),
+        status: 401,
+        kind: None,
+        reason: "credentials".into(),
+    };
+    assert!(refused.handle(Err(forbidden)).is_err());
+}
+
+#[test]
+fn a_pit_lost_after_resuming_from_a_plain_state_under_document_order_says_to_start_again() {
+    let s = spec(
+        ExportKind::Returns,
+        product(Product::OpenSearch, (3, 8, 0)),
+        1,
+    );
+    let mut plan = ExportPlan::new(s.clone()).unwrap();
+    plan.handle(ok(json!({"pit_id": "p"}))).unwrap();
+    plan.handle(ok(page(vec![doc_hit("salt-x", 0, "1", "m")], 3, Some("p"))))
+        .unwrap();
+    let mut resumed = ExportPlan::resume(s, plan.state().clone()).unwrap();
+    let gone = EngineError::from_status(
+        "/_search",
+        404,
+        r#"{"error":{"type":"search_context_missing_exception","reason":"No search context found for id [91]"},"status":404}"#,
+    );
+    let e = resumed.handle(Err(gone)).unwrap_err();
+    assert!(e.to_string().contains("start it again"), "{e}");
+    assert_eq!(body(&resumed.next_request().unwrap())["pit"]["id"], "p");
+}
+
+#[test]
+fn a_short_read_is_reported() {
+    let mut plan = ExportPlan::new(spec(
+        ExportKind::Returns,
+        product(Product::Elasticsearch, (7, 9, 0)),
+        5,
+    ))
+    .unwrap();
+    plan.handle(ok(page(vec![hit("1", "m", 1, None)], 3, None)))
+        .unwrap();
+    assert!(plan.is_done());
+    assert_eq!(plan.shortfall(), Some(2));
+}
+
+#[test]
+fn the_states_user_comes_from_the_publish_data_of_the_pages_jobs() {
+    let mut plan = ExportPlan::new(spec(
+        ExportKind::States,
+        product(Product::Elasticsearch, (7, 9, 0)),
+        5,
+    ))
+    .unwrap();
+    plan.handle(ok(page(
+        vec![
+            hit("7", "a", 2, None),
+            hit("7", "b", 1, None),
+            hit("6", "a", 0, None),
+        ],
+        3,
+        None,
+    )))
+    .unwrap();
+    let lookup = plan.next_request().unwrap();
+    assert_eq!(lookup.path, "/_msearch");
+    assert_eq!(lookup.body.content_type(), Some("application/x-ndjson"));
+    let text = lookup.body.text();
+    assert!(
+        text.contains(r#"["salt/job/7/new","salt/job/6/new"]"#),
+        "{text}"
+    );
+    assert_eq!(
+        plan.state().rows_written,
+        0,
+        "nothing written before the users are known"
+    );
+    let answer = json!({"responses": [
+        {"hits": {"hits": [{"_source": {"tag": "salt/job/7/new", "data": {"user": "sudo_alice", "fun": "state.apply"}}}]}},
+        {"error": {"type": "index_not_found_exception", "reason": "no such index"}, "status": 404}
+    ]});
+    let rows = read_csv(&plan.handle(ok(answer)).unwrap());
+    assert_eq!(rows.len(), 1 + 6);
+    assert_eq!(rows[1][4], "sudo_alice");
+    assert_eq!(rows[5][4], "", "no publish data for job 6");
+    assert!(plan
+        .notes()
+        .iter()
+        .any(|n| n.contains("job cache unavailable")));
+    assert!(plan.is_done());
+}
+
+#[test]
+fn state_functions_are_the_models_and_filters_must_match_their_kind() {
+    assert!(STATE_FUNCTIONS
+        .iter()
+        .all(|f| crate::model::is_state_function(f)));
+    let mut s = spec(
+        ExportKind::Audit,
+        product(Product::OpenSearch, (2, 19, 0)),
+        5,
+    );
+    s.filter = ViewFilter::Jobs(JobFilter::default());
+    assert!(ExportPlan::new(s).is_err());
+    let mut s = spec(
+        ExportKind::Returns,
+        product(Product::OpenSearch, (2, 19, 0)),
+        50_000,
+    );
+    s.columns.clear();
+    let plan = ExportPlan::new(s).unwrap();
+    assert_eq!(plan.page_size(), MAX_PAGE);
+    assert_eq!(plan.spec().columns, ExportKind::Returns.default_columns());
+}
+
+/// A page whose second hit's `data` is nested 200 levels deep, as bytes.
+fn page_with_a_deep_return() -> Vec<u8> {
+    let deep = format!("{}1{}", "[".repeat(200), "]".repeat(200));
+    let mut hits = vec![
+        hit("3", "a", 30, None),
+        hit("3", "deep-01", 30, None),
+        hit("3", "c", 30, None),
+    ];
+    hits[1]["_source"]["data"] = json!("DEEP");
+    serde_json::to_string(&page(hits, 3, Some("p")))
+        .unwrap()
+        .replace(r#""DEEP""#, &deep)
+        .into_bytes()
+}
+
+#[test]
+fn a_return_nested_too_deep_to_read_is_in_the_file_with_a_note_naming_it() {
+    // It failed the page, so the export, retry after retry.
+    let os = product(Product::OpenSearch, (3, 8, 0));
+    let note = "the return `3deep-01` (minion `deep-01`, jid 3): field `data` is nested deeper than 128 levels: read as its raw JSON text";
+    for with_output in [false, true] {
+        let mut plan = ExportPlan::new(spec(ExportKind::Returns, os.clone(), 100)).unwrap();
+        let mut columns = ExportKind::Returns.columns().to_vec();
+        if !with_output {
+            columns.retain(|c| c.id != id::OUTPUT);
+        }
+        plan.set_columns(columns);
+        plan.handle(ok(json!({"pit_id": "p"}))).unwrap();
+        let rows = read_csv(&plan.handle(bytes(page_with_a_deep_return())).unwrap());
+        assert_eq!(rows.len(), 4, "header and every return");
+        assert_eq!(rows[2][2], "deep-01");
+        assert_eq!(rows[2][6], "", "a list holds no states");
+        assert_eq!(rows[1][6], "2");
+        if with_output {
+            assert!(rows[2][11].starts_with("[[[["), "{}", rows[2][11]);
+            assert_eq!(plan.notes(), [note]);
+        } else {
+            // Tallying skips what is not a state unread, however deep.
+            assert!(plan.notes().is_empty(), "{:?}", plan.notes());
+        }
+        assert!(plan.is_done());
+    }
+    // The states export: the others' states, and the note says it has none.
+    let mut plan = ExportPlan::new(spec(ExportKind::States, os, 100)).unwrap();
+    plan.set_columns(ColumnChoice::parse(ExportKind::States, "minion,state_id").columns);
+    plan.handle(ok(json!({"pit_id": "p"}))).unwrap();
+    let rows = read_csv(&plan.handle(bytes(page_with_a_deep_return())).unwrap());
+    let minions: Vec<&str> = rows[1..].iter().map(|r| r[0].as_str()).collect();
+    assert_eq!(minions, ["a", "a", "c", "c"]);
+    assert_eq!(
+        plan.notes(),
+        [format!("{note}; it has no rows in this file")]
+    );
+}

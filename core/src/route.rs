@@ -1,0 +1,399 @@
+//! The URL as typed state. Every view's parameters have one spelling
+//! ([`param`]), are read into typed values (`JobFilter`, `Cursor`,
+//! `Refresh`, `StateView`, …) and written back by the link builders here,
+//! encoded with `form_urlencoded` and `percent-encoding` — so a pasted link
+//! reproduces the view, and back and forward walk through it.
+
+use crate::model::output::StateOutput;
+use crate::query::audit::{AuditCursor, AuditFilter};
+use crate::query::compare::CompareRequest;
+use crate::query::drift::DriftFilter;
+use crate::query::events::{EventCursor, EventFilter};
+use crate::query::failures::FailureFilter;
+use crate::query::filter::JobFilter;
+use crate::query::fleet::FleetFilter;
+use crate::query::jobs::Cursor;
+
+/// The URL names of every view's parameters: one spelling everywhere.
+pub mod param {
+    pub const JID: &str = "jid";
+    pub const MINION: &str = "minion";
+    pub const FUN: &str = "fun";
+    pub const OUTCOME: &str = "outcome";
+    pub const TIME: &str = "time";
+    pub const TEXT: &str = "q";
+    pub const NOISY: &str = "noisy";
+    pub const AFTER: &str = "after";
+    pub const BEFORE: &str = "before";
+    pub const REFRESH: &str = "refresh";
+    pub const OUTPUT: &str = "output";
+    pub const ONLY: &str = "only";
+    pub const GROUP: &str = "group";
+    pub const FAILING: &str = "failing";
+    pub const USER: &str = "user";
+    pub const TARGET: &str = "target";
+    pub const RISKY: &str = "risky";
+    pub const TAG: &str = "tag";
+    pub const FAILED: &str = "failed";
+    pub const LIVE: &str = "live";
+    pub const SLS: &str = "sls";
+    pub const STATUS: &str = "status";
+}
+
+/// `?a=b&c=d` (form-urlencoded), or the empty string for no pairs.
+pub fn query_string(pairs: &[(&str, String)]) -> String {
+    if pairs.is_empty() {
+        return String::new();
+    }
+    let mut out = form_urlencoded::Serializer::new(String::new());
+    for (k, v) in pairs {
+        out.append_pair(k, v);
+    }
+    format!("?{}", out.finish())
+}
+
+/// One path segment (a jid, a minion id, a function name), percent-encoded.
+pub fn segment(text: &str) -> String {
+    use percent_encoding::{utf8_percent_encode, AsciiSet, NON_ALPHANUMERIC};
+    const KEEP: &AsciiSet = &NON_ALPHANUMERIC
+        .remove(b'-')
+        .remove(b'_')
+        .remove(b'.')
+        .remove(b'~');
+    utf8_percent_encode(text, KEEP).to_string()
+}
+
+/// How often the job list reloads by itself (`refresh=5s|30s|1m`).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub enum Refresh {
+    #[default]
+    Off,
+    Every5s,
+    Every30s,
+    EveryMinute,
+}
+
+impl Refresh {
+    pub const ALL: [Refresh; 4] = [
+        Refresh::Off,
+        Refresh::Every5s,
+        Refresh::Every30s,
+        Refresh::EveryMinute,
+    ];
+
+    pub fn parse(text: &str) -> Refresh {
+        Refresh::ALL
+            .into_iter()
+            .find(|r| r.to_param() == text)
+            .unwrap_or_default()
+    }
+
+    pub fn to_param(self) -> &'static str {
+        match self {
+            Refresh::Off => "",
+            Refresh::Every5s => "5s",
+            Refresh::Every30s => "30s",
+            Refresh::EveryMinute => "1m",
+        }
+    }
+
+    pub fn seconds(self) -> u32 {
+        match self {
+            Refresh::Off => 0,
+            Refresh::Every5s => 5,
+            Refresh::Every30s => 30,
+            Refresh::EveryMinute => 60,
+        }
+    }
+
+    pub fn label(self) -> &'static str {
+        match self {
+            Refresh::Off => "Auto-refresh off",
+            Refresh::Every5s => "every 5 s",
+            Refresh::Every30s => "every 30 s",
+            Refresh::EveryMinute => "every minute",
+        }
+    }
+}
+
+/// The job list's whole URL state: its filter, the page and auto-refresh.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct JobListUrl {
+    pub filter: JobFilter,
+    pub cursor: Cursor,
+    pub refresh: Refresh,
+}
+
+impl JobListUrl {
+    /// Reads the URL; what does not read is explained and left at its default.
+    pub fn from_query<'a>(get: impl Fn(&str) -> Option<&'a str>) -> (JobListUrl, Vec<String>) {
+        let (filter, problems) = JobFilter::from_query(&get);
+        let url = JobListUrl {
+            filter,
+            cursor: Cursor::from_query(&get),
+            refresh: Refresh::parse(get(param::REFRESH).unwrap_or("")),
+        };
+        (url, problems)
+    }
+
+    pub fn to_query(&self) -> Vec<(&'static str, String)> {
+        let mut pairs = self.filter.to_query();
+        pairs.extend(self.cursor.to_query());
+        if self.refresh != Refresh::Off {
+            pairs.push((param::REFRESH, self.refresh.to_param().to_string()));
+        }
+        pairs
+    }
+
+    /// The same list at another page, keeping filter and refresh.
+    pub fn at(&self, cursor: Cursor) -> JobListUrl {
+        JobListUrl {
+            cursor,
+            ..self.clone()
+        }
+    }
+}
+
+/// How the job page shows states: Salt's `state_output`, `state_verbose`
+/// (failures and changes only) and grouping by SLS.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct StateView {
+    pub output: StateOutput,
+    pub problems_only: bool,
+    pub by_sls: bool,
+}
+
+impl StateView {
+    pub fn from_query<'a>(get: impl Fn(&str) -> Option<&'a str>) -> StateView {
+        StateView {
+            output: StateOutput::parse(get(param::OUTPUT).unwrap_or("")),
+            problems_only: get(param::ONLY) == Some("problems"),
+            by_sls: get(param::GROUP) == Some("sls"),
+        }
+    }
+
+    pub fn to_query(self) -> Vec<(&'static str, String)> {
+        let mut pairs = Vec::new();
+        if self.output != StateOutput::Full {
+            pairs.push((param::OUTPUT, self.output.name().to_string()));
+        }
+        if self.problems_only {
+            pairs.push((param::ONLY, "problems".to_string()));
+        }
+        if self.by_sls {
+            pairs.push((param::GROUP, "sls".to_string()));
+        }
+        pairs
+    }
+}
+
+/// Links to every view.
+pub mod link {
+    use super::*;
+
+    /// The job list (`/`) in this state.
+    pub fn jobs(url: &JobListUrl) -> String {
+        format!("/{}", query_string(&url.to_query()))
+    }
+
+    /// A minion's job history: the job list's state without the minion
+    /// filter, which the path fixes.
+    pub fn minion_jobs(minion: &str, url: &JobListUrl) -> String {
+        let mut pairs = url.to_query();
+        pairs.retain(|(k, _)| *k != param::MINION);
+        format!("/minion/{}{}", segment(minion), query_string(&pairs))
+    }
+
+    pub fn minion(minion: &str) -> String {
+        format!("/minion/{}", segment(minion))
+    }
+
+    pub fn job(jid: &str) -> String {
+        format!("/job/{}", segment(jid))
+    }
+
+    pub fn job_view(jid: &str, view: StateView) -> String {
+        format!("{}{}", job(jid), query_string(&view.to_query()))
+    }
+
+    /// One minion's return on the job page.
+    pub fn job_minion(jid: &str, minion: &str) -> String {
+        format!("{}#{}", job(jid), minion_anchor(minion))
+    }
+
+    /// The element id of a minion's return on the job page: ids keep
+    /// letters, digits, `-`, `.` and `_` and replace the rest.
+    pub fn minion_anchor(minion: &str) -> String {
+        let id: String = minion
+            .chars()
+            .map(|c| {
+                if c.is_ascii_alphanumeric() || matches!(c, '-' | '.' | '_') {
+                    c
+                } else {
+                    '_'
+                }
+            })
+            .collect();
+        format!("minion-{id}")
+    }
+
+    pub fn minions(filter: &JobFilter, after: Option<&str>) -> String {
+        let mut pairs = filter.to_query();
+        pairs.extend(after.map(|a| (param::AFTER, a.to_string())));
+        format!("/minions{}", query_string(&pairs))
+    }
+
+    pub fn functions(filter: &JobFilter) -> String {
+        format!("/functions{}", query_string(&filter.to_query()))
+    }
+
+    /// The jobs of one function.
+    pub fn function_jobs(fun: &str) -> String {
+        format!("/{}", query_string(&[(param::FUN, fun.to_string())]))
+    }
+
+    /// One function's latest return on every minion.
+    pub fn function(fun: &str, filter: &JobFilter, failing: bool, after: Option<&str>) -> String {
+        let mut pairs = filter.to_query();
+        pairs.retain(|(k, _)| *k != param::FUN);
+        if failing {
+            pairs.push((param::FAILING, "1".into()));
+        }
+        pairs.extend(after.map(|a| (param::AFTER, a.to_string())));
+        format!("/function/{}{}", segment(fun), query_string(&pairs))
+    }
+
+    /// The events view; `live` follows the bus.
+    pub fn events(filter: &EventFilter, cursor: Option<&EventCursor>, live: bool) -> String {
+        let mut pairs = filter.to_query();
+        pairs.extend(cursor.map(|c| (param::AFTER, c.to_param())));
+        if live {
+            pairs.push((param::LIVE, "1".into()));
+        }
+        format!("/events{}", query_string(&pairs))
+    }
+
+    /// Two state runs side by side.
+    pub fn compare(request: &CompareRequest) -> String {
+        format!("/compare{}", query_string(&request.to_query()))
+    }
+
+    /// States that change every run.
+    pub fn drift(filter: &DriftFilter) -> String {
+        format!("/drift{}", query_string(&filter.to_query()))
+    }
+
+    /// Failure patterns across the fleet.
+    pub fn failures(filter: &FailureFilter) -> String {
+        format!("/failures{}", query_string(&filter.to_query()))
+    }
+
+    /// Per-SLS rollups and the slowest states.
+    pub fn sls(filter: &FailureFilter) -> String {
+        format!("/sls{}", query_string(&filter.to_query()))
+    }
+
+    /// Every minion's standing.
+    pub fn fleet(filter: &FleetFilter) -> String {
+        format!("/fleet{}", query_string(&filter.to_query()))
+    }
+
+    pub fn audit(filter: &AuditFilter, cursor: Option<&AuditCursor>) -> String {
+        let mut pairs = filter.to_query();
+        pairs.extend(cursor.map(|c| (param::AFTER, c.to_param())));
+        format!("/audit{}", query_string(&pairs))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn lookup<'a>(pairs: &'a [(&str, String)], name: &str) -> Option<&'a str> {
+        pairs
+            .iter()
+            .find(|(k, _)| *k == name)
+            .map(|(_, v)| v.as_str())
+    }
+
+    #[test]
+    fn query_strings_are_form_urlencoded() {
+        assert_eq!(
+            query_string(&[("q", "a b&c=d/é".into()), ("minion", "web*,db-02".into())]),
+            "?q=a+b%26c%3Dd%2F%C3%A9&minion=web*%2Cdb-02"
+        );
+        assert_eq!(query_string(&[]), "");
+    }
+
+    #[test]
+    fn path_segments_encode_slashes_and_spaces() {
+        assert_eq!(segment("cmd.run"), "cmd.run");
+        assert_eq!(segment("a/b c#"), "a%2Fb%20c%23");
+    }
+
+    #[test]
+    fn the_job_list_url_keeps_filter_page_and_refresh() {
+        let url = JobListUrl {
+            filter: JobFilter {
+                minions: vec!["web*".into()],
+                ..JobFilter::default()
+            },
+            cursor: Cursor::After("20261202184626123456".into()),
+            refresh: Refresh::Every30s,
+        };
+        let pairs = url.to_query();
+        let (back, problems) = JobListUrl::from_query(|n| lookup(&pairs, n));
+        assert!(problems.is_empty());
+        assert_eq!(back, url);
+        assert_eq!(
+            link::jobs(&url.at(Cursor::Newest)),
+            "/?minion=web*&refresh=30s"
+        );
+        assert_eq!(
+            link::minion_jobs("db-02", &url),
+            "/minion/db-02?after=20261202184626123456&refresh=30s"
+        );
+    }
+
+    #[test]
+    fn an_unknown_refresh_is_off() {
+        assert_eq!(Refresh::parse("2s"), Refresh::Off);
+        assert_eq!(Refresh::parse("1m").seconds(), 60);
+    }
+
+    #[test]
+    fn the_state_view_round_trips_and_defaults_to_nothing() {
+        let view = StateView {
+            output: StateOutput::Terse,
+            problems_only: true,
+            by_sls: true,
+        };
+        let pairs = view.to_query();
+        assert_eq!(StateView::from_query(|n| lookup(&pairs, n)), view);
+        assert_eq!(link::job_view("1", StateView::default()), "/job/1");
+        assert_eq!(
+            link::job_view("1", view),
+            "/job/1?output=terse&only=problems&group=sls"
+        );
+    }
+
+    #[test]
+    fn links_to_minions_functions_and_the_audit() {
+        assert_eq!(
+            link::job_minion("7", "web01.prod example"),
+            "/job/7#minion-web01.prod_example"
+        );
+        assert_eq!(link::function_jobs("cmd.run"), "/?fun=cmd.run");
+        assert_eq!(
+            link::function("state.apply", &JobFilter::default(), true, Some("db-02")),
+            "/function/state.apply?failing=1&after=db-02"
+        );
+        assert_eq!(
+            link::audit(
+                &AuditFilter::default(),
+                Some(&AuditCursor::JobCache { jid: "9".into() })
+            ),
+            "/audit?after=c%3A9"
+        );
+    }
+}

@@ -1,0 +1,205 @@
+//! The export's requests, sent from a Web Worker (`js/fetch-worker.js`): an
+//! `Exchange` under the same `Client` as every other request (hosts,
+//! deadlines, retries, credentials). Chromium reads a `fetch()` body on
+//! the thread that made it: on the page's main thread that reading waits
+//! while the app turns the previous page into CSV, so the next page, asked
+//! for early, gained little; from the worker its bytes arrive meanwhile and
+//! come over transferred, not copied. Where no worker starts (a missing
+//! file, a CSP without `worker-src 'self'`), the same requests go from the
+//! main thread.
+
+use std::cell::{Cell, RefCell};
+use std::collections::HashMap;
+use std::rc::Rc;
+
+use js_sys::{Object, Promise, Reflect, Uint8Array};
+use saltscope_core::engine::{Exchange, ExchangeError, Exchanged, HttpRequest};
+use wasm_bindgen::closure::Closure;
+use wasm_bindgen::{JsCast, JsValue};
+use wasm_bindgen_futures::JsFuture;
+use web_sys::{MessageEvent, Worker};
+
+use crate::transport::{fetch, js_detail, sleep, within, BrowserTransport};
+
+const WORKER_SCRIPT: &str = "/fetch-worker.js";
+
+type Waiting = Rc<RefCell<HashMap<u32, js_sys::Function>>>;
+
+struct Shared {
+    worker: Worker,
+    waiting: Waiting,
+    broken: Rc<Cell<bool>>,
+    next_id: Cell<u32>,
+    _on_message: Closure<dyn FnMut(MessageEvent)>,
+    _on_error: Closure<dyn FnMut(web_sys::Event)>,
+}
+
+impl Drop for Shared {
+    fn drop(&mut self) {
+        // Stops whatever it was still fetching.
+        self.worker.terminate();
+    }
+}
+
+/// One export's worker; it ends with the export.
+pub struct WorkerExchange {
+    shared: Option<Rc<Shared>>,
+}
+
+/// The app's client, its requests sent from a new worker.
+pub type WorkerTransport = saltscope_core::engine::Client<WorkerExchange>;
+
+pub fn worker_transport(client: &BrowserTransport) -> WorkerTransport {
+    client.with_exchange(WorkerExchange {
+        shared: start_worker().map(Rc::new),
+    })
+}
+
+fn start_worker() -> Option<Shared> {
+    let worker = Worker::new(WORKER_SCRIPT).ok()?;
+    let waiting: Waiting = Rc::default();
+    let broken = Rc::new(Cell::new(false));
+    let on_message = {
+        let waiting = waiting.clone();
+        Closure::<dyn FnMut(MessageEvent)>::new(move |event: MessageEvent| {
+            let data = event.data();
+            let id = get(&data, "id").as_f64().map(|id| id as u32);
+            if let Some(resolve) = id.and_then(|id| waiting.borrow_mut().remove(&id)) {
+                let _ = resolve.call1(&JsValue::NULL, &data);
+            }
+        })
+    };
+    // The script failed to load or run: every waiting request is sent again
+    // from the main thread, and so is every later one.
+    let on_error = {
+        let (waiting, broken) = (waiting.clone(), broken.clone());
+        Closure::<dyn FnMut(web_sys::Event)>::new(move |event: web_sys::Event| {
+            event.prevent_default();
+            broken.set(true);
+            let failed = Object::new();
+            let _ = Reflect::set(&failed, &"workerFailed".into(), &JsValue::TRUE);
+            for (_, resolve) in waiting.borrow_mut().drain() {
+                let _ = resolve.call1(&JsValue::NULL, &failed);
+            }
+        })
+    };
+    worker.set_onmessage(Some(on_message.as_ref().unchecked_ref()));
+    worker.set_onerror(Some(on_error.as_ref().unchecked_ref()));
+    Some(Shared {
+        worker,
+        waiting,
+        broken,
+        next_id: Cell::new(0),
+        _on_message: on_message,
+        _on_error: on_error,
+    })
+}
+
+/// Tells the worker to stop a request whose future was dropped.
+struct AbortInWorker {
+    shared: Rc<Shared>,
+    id: u32,
+    done: bool,
+}
+
+impl Drop for AbortInWorker {
+    fn drop(&mut self) {
+        if !self.done {
+            self.shared.waiting.borrow_mut().remove(&self.id);
+            let message = Object::new();
+            let _ = Reflect::set(&message, &"abort".into(), &JsValue::from(self.id));
+            let _ = self.shared.worker.post_message(&message);
+        }
+    }
+}
+
+impl Exchange for WorkerExchange {
+    async fn exchange(
+        &self,
+        url: &str,
+        request: &HttpRequest,
+        headers: &[(&'static str, String)],
+        timeout_ms: u64,
+    ) -> Result<Exchanged, ExchangeError> {
+        within(timeout_ms, self.in_worker(url, request, headers)).await
+    }
+
+    async fn sleep(&self, ms: u64) {
+        sleep(ms).await
+    }
+
+    fn jitter(&self) -> f64 {
+        js_sys::Math::random()
+    }
+}
+
+impl WorkerExchange {
+    async fn in_worker(
+        &self,
+        url: &str,
+        request: &HttpRequest,
+        headers: &[(&'static str, String)],
+    ) -> Result<Exchanged, ExchangeError> {
+        let Some(shared) = self.shared.clone().filter(|s| !s.broken.get()) else {
+            return fetch(url, request, headers, None).await;
+        };
+        let id = shared.next_id.get();
+        shared.next_id.set(id.wrapping_add(1));
+        let answer = {
+            let waiting = shared.waiting.clone();
+            Promise::new(&mut |resolve, _reject| {
+                waiting.borrow_mut().insert(id, resolve);
+            })
+        };
+        let h = Object::new();
+        for (name, value) in headers {
+            let _ = Reflect::set(&h, &(*name).into(), &value.into());
+        }
+        let body = match request.body.content_type() {
+            Some(kind) => {
+                let _ = Reflect::set(&h, &"Content-Type".into(), &kind.into());
+                JsValue::from_str(&request.body.text())
+            }
+            None => JsValue::NULL,
+        };
+        let message = Object::new();
+        for (key, value) in [
+            ("id", JsValue::from(id)),
+            ("url", JsValue::from_str(url)),
+            ("method", JsValue::from_str(request.method.as_str())),
+            ("headers", h.into()),
+            ("body", body),
+        ] {
+            let _ = Reflect::set(&message, &key.into(), &value);
+        }
+        if shared.worker.post_message(&message).is_err() {
+            shared.waiting.borrow_mut().remove(&id);
+            return fetch(url, request, headers, None).await;
+        }
+        let mut guard = AbortInWorker {
+            shared,
+            id,
+            done: false,
+        };
+        let data = JsFuture::from(answer).await;
+        guard.done = true;
+        let data = data.map_err(|e| ExchangeError::Network(js_detail(&e)))?;
+        if get(&data, "workerFailed").is_truthy() {
+            return fetch(url, request, headers, None).await;
+        }
+        if let Some(error) = get(&data, "error").as_string() {
+            return Err(ExchangeError::Network(format!(
+                "{error} (is the engine running, and does it allow this origin through CORS?)"
+            )));
+        }
+        Ok(Exchanged {
+            status: get(&data, "status").as_f64().unwrap_or(0.0) as u16,
+            body: Uint8Array::new(&get(&data, "buffer")).to_vec(),
+            retry_after: get(&data, "retryAfter").as_string(),
+        })
+    }
+}
+
+fn get(object: &JsValue, key: &str) -> JsValue {
+    Reflect::get(object, &key.into()).unwrap_or(JsValue::UNDEFINED)
+}
