@@ -21,13 +21,30 @@ echo "smoke: $dist $ver at $URL"
 health=$(req GET '/_cluster/health?wait_for_status=yellow&timeout=30s')
 echo "smoke: health $(jget 'd["status"], d["number_of_nodes"], "nodes"' <<<"$health")"
 
-# CORS preflight as the browser viewer sends it
-pre=$(curl -sS -i -X OPTIONS -H 'Origin: http://127.0.0.1:8080' -H 'Access-Control-Request-Method: POST' \
-  -H 'Access-Control-Request-Headers: authorization,content-type' "$URL/")
-grep -qi '^access-control-allow-origin:' <<<"$pre" || fail "CORS preflight: no allow-origin: $pre"
+# CORS, least privilege: the app's origin may read (OPTIONS, HEAD, GET, POST), nothing else may.
+# SMOKE_ORIGIN: an origin the engine allows (default: the first of ENGINE_CORS_ORIGIN, else the demo's nginx).
+ok_origin="${SMOKE_ORIGIN:-${ENGINE_CORS_ORIGIN:-http://127.0.0.1:8080}}"
+ok_origin="${ok_origin%%,*}"
+[[ "$ok_origin" != /* ]] || fail "ENGINE_CORS_ORIGIN is a /regex/: set SMOKE_ORIGIN to an origin it matches"
+bad_origin="http://evil.example:8080"
+preflight() { # origin method -> response headers, CR-free
+  curl -sS -i -X OPTIONS -H "Origin: $1" -H "Access-Control-Request-Method: $2" \
+    -H 'Access-Control-Request-Headers: authorization,content-type' "$URL/" | tr -d '\r'
+}
+pre=$(preflight "$ok_origin" POST)
+grep -qix "access-control-allow-origin: $ok_origin" <<<"$pre" || fail "CORS preflight from $ok_origin: allow-origin is not $ok_origin: $pre"
 grep -qi '^access-control-allow-headers:.*authorization' <<<"$pre" || fail "CORS preflight: no allow-headers: $pre"
-grep -qi '^access-control-allow-methods:.*POST' <<<"$pre" || fail "CORS preflight: no allow-methods: $pre"
-echo "smoke: CORS preflight ok (allow-headers: $(grep -i "^access-control-allow-headers" <<<"$pre" | cut -d: -f2- | tr -d "\r " | paste -sd,))"
+grep -qi '^access-control-allow-methods:.*POST' <<<"$pre" || fail "CORS preflight: no allow-methods POST: $pre"
+methods=$(grep -i '^access-control-allow-methods:' <<<"$pre" | cut -d: -f2- | tr -d ' ' | paste -sd,)
+! grep -Eqi '^access-control-allow-methods:.*(PUT|DELETE|PATCH)' <<<"$pre" || fail "CORS allows more than reading: methods $methods"
+pre_del=$(preflight "$ok_origin" DELETE)
+! grep -Eqi '^access-control-allow-methods:.*DELETE' <<<"$pre_del" || fail "CORS preflight for DELETE allows it: $pre_del"
+echo "smoke: CORS preflight from $ok_origin ok (allow-methods: $methods; allow-headers: $(grep -i "^access-control-allow-headers" <<<"$pre" | cut -d: -f2- | tr -d " " | paste -sd,))"
+pre_bad=$(preflight "$bad_origin" POST)
+! grep -qi '^access-control-allow-origin:' <<<"$pre_bad" || fail "CORS preflight from $bad_origin got an allow-origin: $pre_bad"
+get_bad=$(curl -sS -i -H "Origin: $bad_origin" "$URL/" | tr -d '\r')
+! grep -qi '^access-control-allow-origin:' <<<"$get_bad" || fail "GET from $bad_origin got an allow-origin: $get_bad"
+echo "smoke: CORS from $bad_origin: no allow-origin (preflight $(head -1 <<<"$pre_bad" | cut -d' ' -f2), GET $(head -1 <<<"$get_bad" | cut -d' ' -f2))"
 
 # versioned index + alias + typeless writes through the alias
 req PUT "/$IDX-v1" '{"settings":{"number_of_shards":2,"number_of_replicas":0},"mappings":{"properties":{"jid":{"type":"keyword"},"minion":{"type":"keyword"},"fun":{"type":"keyword"},"ts":{"type":"date"},"ok":{"type":"boolean"}}}}' >/dev/null
