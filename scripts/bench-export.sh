@@ -2,6 +2,7 @@
 # Benchmark (prints a table; not a test): rows per second of Saltscope's
 # in-browser returns export against the script an auditor would write
 # (elasticsearch-py helpers.scan + csv.writer, scripts/bench/scan_export.py),
+# and against a bare fetch loop over the same pages (scripts/bench/fetch_loop.mjs),
 # on the same generated data in the same run, at 100k and 1M returns.
 #
 #   ES_URL=http://127.0.0.1:9200 scripts/bench-export.sh
@@ -26,7 +27,8 @@ trap 'NGINX_PORT=$PORT scripts/nginx.sh stop >&2' EXIT
 
 read_kv() { sed -n "s/.*$1=\([0-9.]*\).*/\1/p"; }
 profiles=()
-printf '%-10s %12s %12s %12s %12s %8s\n' returns browser_rows browser_r/s python_rows python_r/s ratio
+loops=()
+printf '%-10s %12s %12s %12s %12s %8s %12s %10s\n' returns browser_rows browser_r/s python_rows python_r/s vs_py fetch_r/s vs_fetch
 for p in saltbench100k:100k saltgen:1M; do
   prefix=${p%%:*} label=${p#*:}
   out=$(BASE_URL=http://127.0.0.1:$PORT PREFIX=$prefix node scripts/bench/browser_export.mjs 2>&1)
@@ -36,8 +38,12 @@ for p in saltbench100k:100k saltgen:1M; do
   out=$("$PY" scripts/bench/scan_export.py --es "$ES_URL" --index "$prefix-*" --out "$tmp")
   rm -f "$tmp"
   prows=$(read_kv rows <<<"$out"); psecs=$(read_kv seconds <<<"$out")
-  awk -v l="$label" -v br="$brows" -v bs="$bsecs" -v pr="$prows" -v ps="$psecs" 'BEGIN {
-    printf "%-10s %12d %12.0f %12d %12.0f %7.2fx\n", l, br, br / bs, pr, pr / ps, (br / bs) / (pr / ps) }'
+  # The floor: a bare fetch loop over the app's own pages (scripts/bench/fetch_loop.mjs).
+  out=$(BASE_URL=http://127.0.0.1:$PORT PREFIX=$prefix node scripts/bench/fetch_loop.mjs)
+  frows=$(read_kv rows <<<"$out"); fsecs=$(read_kv seconds <<<"$out")
+  loops+=("$label: $out")
+  awk -v l="$label" -v br="$brows" -v bs="$bsecs" -v pr="$prows" -v ps="$psecs" -v fr="$frows" -v fs="$fsecs" 'BEGIN {
+    printf "%-10s %12d %12.0f %12d %12.0f %7.2fx %12.0f %9.2fx\n", l, br, br / bs, pr, pr / ps, (br / bs) / (pr / ps), fr / fs, (br / bs) / (fr / fs) }'
 done
 
 # What bounds it: where the tab's time went (measured by the app itself),
@@ -45,6 +51,8 @@ done
 echo
 echo "where the browser's time went:"
 printf '  %s\n' "${profiles[@]}"
+echo "the bare fetch loop (same pages, same nginx, same browser):"
+printf '  %s\n' "${loops[@]}"
 echo
 echo "one page of 5,000 returns, natively (core/examples/export_profile.rs):"
 cargo build -q --release -p saltscope-core --example export_profile

@@ -14,7 +14,7 @@ import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import readline from 'node:readline';
-import { openBrowser, url, CHROMIUM_ARGS, useIndexPrefix } from '../harness.mjs';
+import { openBrowser, url, CHROMIUM_ARGS, useIndexPrefix, jobRows, eventually } from '../harness.mjs';
 
 const ES_URL = (process.env.ES_URL || 'http://127.0.0.1:9250').replace(/\/+$/, '');
 const PREFIX = process.env.GEN_PREFIX || 'saltgen';
@@ -29,11 +29,15 @@ async function generatedPage() {
   const { page, errors } = await b.newPage({ acceptDownloads: true });
   await useIndexPrefix(page, PREFIX);
   await page.goto(url('/?time=all&noisy=show&fun=state.apply'));
-  await page.locator('table.jobs tbody tr.job').first().waitFor();
-  await page.getByText('Export CSV').click();
-  await page.locator('select[name=export-kind]').selectOption('states');
-  return { page, errors };
+  await jobRows(page).first().waitFor();
+  await page.getByText('Export CSV', { exact: true }).click();
+  const panel = page.getByRole('group', { name: 'Export CSV' });
+  await panel.getByLabel('Export', { exact: true }).selectOption('states');
+  return { page, errors, panel };
 }
+
+const downloadLink = (panel) => panel.getByRole('link', { name: /^Download saltscope-/ });
+const rowsDone = async (panel) => Number((await panel.getByText(/^\d+ rows\./).textContent()).match(/(\d+) rows/)[1]);
 
 async function openPits() {
   const r = await fetch(`${ES_URL}/_search/point_in_time/_all`);
@@ -57,26 +61,26 @@ async function countRecords(file) {
 }
 
 test('a states export of over a million generated rows finishes with a flat JS heap', { timeout: 900000 }, async () => {
-  const { page, errors } = await generatedPage();
+  const { page, errors, panel } = await generatedPage();
   const heap = [];
   const live = [];
   const cdp = await page.context().newCDPSession(page);
   const t0 = Date.now();
-  await page.getByRole('button', { name: 'Start export' }).click();
-  const done = page.locator('a.download');
+  await panel.getByRole('button', { name: 'Start export' }).click();
+  const done = downloadLink(panel);
+  // A sample at least every half second until the file is offered.
   for (;;) {
     heap.push(await page.evaluate(() => performance.memory.usedJSHeapSize));
     await cdp.send('HeapProfiler.collectGarbage');
     live.push((await cdp.send('Runtime.getHeapUsage')).usedSize);
     if (await done.count()) break;
-    assert.equal(await page.locator('.export-failed').count(), 0, await page.locator('.export').textContent());
-    await page.waitForTimeout(500);
+    assert.equal(await panel.getByText(/The export stopped/).count(), 0, await panel.textContent());
+    await done.waitFor({ timeout: 500 }).catch(() => {});
     assert.ok(Date.now() - t0 < 840000, 'the export finishes');
   }
   const secs = (Date.now() - t0) / 1000;
-  const rowsText = await page.locator('.export-done').textContent();
-  const rows = Number(rowsText.match(/(\d+) rows/)[1]);
-  assert.ok(rows >= 1000000, rowsText);
+  const rows = await rowsDone(panel);
+  assert.ok(rows >= 1000000, `${rows} rows`);
   completeRows = rows;
   const [download] = await Promise.all([page.waitForEvent('download'), done.click()]);
   const file = path.join(fs.mkdtempSync(path.join(os.tmpdir(), 'saltscope-1m-')), download.suggestedFilename());
@@ -103,44 +107,62 @@ test('a states export of over a million generated rows finishes with a flat JS h
 
 test('cancelling an export mid-way closes its point in time on the engine', async () => {
   assert.deepEqual(await openPits(), [], 'no point in time open before');
-  const { page, errors } = await generatedPage();
-  await page.getByRole('button', { name: 'Start export' }).click();
-  await page.locator('.export-progress').filter({ hasText: /[1-9]\d* rows written/ }).waitFor();
+  const { errors, panel } = await generatedPage();
+  await panel.getByRole('button', { name: 'Start export' }).click();
+  await panel.getByText(/[1-9]\d* rows written/).waitFor();
   assert.equal((await openPits()).length, 1, 'the export reads through one point in time');
-  await page.getByRole('button', { name: 'Cancel' }).click();
-  await page.locator('.export-cancelled').waitFor();
-  for (let i = 0; i < 20 && (await openPits()).length; i++) await page.waitForTimeout(250);
-  assert.deepEqual(await openPits(), [], 'closed on cancel');
-  assert.equal(await page.locator('a.download').count(), 0, 'no file from a cancelled export');
+  await panel.getByRole('button', { name: 'Cancel' }).click();
+  await panel.getByText(/^Cancelled after \d+ rows/).waitFor();
+  await eventually(async () => (await openPits()).length === 0, 'the point in time closed on cancel', { timeout: 5000 });
+  assert.equal(await downloadLink(panel).count(), 0, 'no file from a cancelled export');
+  errors.assertNone();
+});
+
+test('leaving the page at about 30 % of an export cancels it, closes its point in time and breaks nothing', async () => {
+  assert.deepEqual(await openPits(), [], 'no point in time open before');
+  const { page, errors, panel } = await generatedPage();
+  await panel.getByRole('button', { name: 'Start export' }).click();
+  const bar = panel.getByRole('progressbar', { name: 'Export progress' });
+  await eventually(async () => Number((await bar.getAttribute('value').catch(() => '0')) || 0) >= 0.3,
+    'the export reaches 30 %', { timeout: 120000 });
+  assert.equal((await openPits()).length, 1);
+  await page.getByRole('navigation', { name: 'Views' }).getByRole('link', { name: 'Minions' }).click();
+  await page.getByRole('heading', { name: 'Minions' }).waitFor();
+  await eventually(async () => (await openPits()).length === 0, 'the point in time closed when the panel went', { timeout: 10000 });
+  // The app still works after the panel went away mid-export.
+  await page.getByRole('navigation', { name: 'Views' }).getByRole('link', { name: 'Jobs' }).click();
+  await jobRows(page).first().waitFor();
   errors.assertNone();
 });
 
 test('a failure mid-way says how many rows were written, and Retry completes the file with nothing lost or repeated', { timeout: 900000 }, async () => {
-  const { page, errors } = await generatedPage();
+  const { page, errors, panel } = await generatedPage();
   errors.ignore(/HTTP 503/);
-  // The engine fails the third page once, as an overloaded node would.
+  // The engine stays overloaded from the third page on for longer than the
+  // client's retries (a first try and three retries), so the export stops.
   let pages = 0;
-  let failed = false;
+  let failures = 0;
   await page.route('**/es/_search', async (route) => {
     pages += 1;
-    if (pages === 3 && !failed) {
-      failed = true;
+    if (pages >= 3 && failures < 4) {
+      failures += 1;
       await route.fulfill({ status: 503, contentType: 'application/json', body: '{"error":{"type":"unavailable","reason":"node overloaded"},"status":503}' });
     } else {
       await route.continue();
     }
   });
-  await page.getByRole('button', { name: 'Start export' }).click();
-  const stopped = page.locator('.export-failed');
+  await panel.getByRole('button', { name: 'Start export' }).click();
+  const stopped = panel.getByText(/The export stopped after \d+ rows/);
   await stopped.waitFor({ timeout: 120000 });
   const written = Number((await stopped.textContent()).match(/after (\d+) rows/)[1]);
   assert.ok(written > 0, 'two pages were written before the failure');
-  assert.match(await page.locator('.export').textContent(), /node overloaded/);
-  assert.equal(await page.locator('a.download').count(), 0, 'no short file is offered');
-  await page.getByRole('button', { name: 'Retry from where it stopped' }).click();
-  const done = page.locator('a.download');
+  assert.match(await panel.getByRole('alert').textContent(), /node overloaded/);
+  assert.equal(await downloadLink(panel).count(), 0, 'no short file is offered');
+  assert.equal(failures, 4, 'the busy page was tried four times before the export gave up');
+  await panel.getByRole('button', { name: 'Retry from where it stopped' }).click();
+  const done = downloadLink(panel);
   await done.waitFor({ timeout: 840000 });
-  const rows = Number((await page.locator('.export-done').textContent()).match(/(\d+) rows/)[1]);
+  const rows = await rowsDone(panel);
   const [download] = await Promise.all([page.waitForEvent('download'), done.click()]);
   const file = path.join(fs.mkdtempSync(path.join(os.tmpdir(), 'saltscope-retry-')), download.suggestedFilename());
   await download.saveAs(file);

@@ -1,0 +1,195 @@
+// The benchmark behind scripts/bench.sh: each case's time as the app itself
+// marks it (performance.mark("saltscope:painted:<view>"), from navigation
+// start or from the action), against the floor measured in the same run —
+// the engine's own `took` for the very requests the case sent, plus one
+// round trip of a bare GET / through the same nginx — and the bytes the
+// browser actually received. Prints a table; asserts nothing.
+//
+// Env: BASE_URL (nginx), ES_URL (the engine), BENCH_SETS (comma list of
+// index prefixes with their size, e.g. "salt:real,saltb10k:10k,…"),
+// BENCH_RUNS (median of, default 3), BENCH_BIG (prefix holding the big
+// shapes), BENCH_JOBS (JSON: name -> jid of the job pages to open).
+import { chromium } from 'playwright-core';
+import { CHROMIUM, CHROMIUM_ARGS } from '../harness.mjs';
+
+const BASE = (process.env.BASE_URL || 'http://127.0.0.1:8096').replace(/\/+$/, '');
+const SETS = (process.env.BENCH_SETS || 'salt:real').split(',').map((s) => {
+  const [prefix, label] = s.split(':');
+  return { prefix, label: label || prefix };
+});
+const RUNS = Number(process.env.BENCH_RUNS || 3);
+const JOBS = JSON.parse(process.env.BENCH_JOBS || '{}');
+
+const median = (xs) => {
+  const s = [...xs].sort((a, b) => a - b);
+  return s.length ? s[Math.floor(s.length / 2)] : NaN;
+};
+
+function config(prefix) {
+  return prefix === 'salt' ? null : {
+    engine_url: '/es',
+    index_pattern: `${prefix}-*`,
+    job_cache_index: `${prefix}-master-job-cache`,
+    event_index_pattern: `${prefix}-master-event-cache*`,
+  };
+}
+
+/** One bare round trip through nginx: the network's share of the floor. */
+async function roundTrip() {
+  const times = [];
+  for (let i = 0; i < 5; i++) {
+    const t0 = performance.now();
+    await (await fetch(`${BASE}/es/`)).arrayBuffer();
+    times.push(performance.now() - t0);
+  }
+  return median(times);
+}
+
+/**
+ * A page that records the engine's `took` of every answer it gets and the
+ * bytes it receives; `since(mark)` resets the books.
+ */
+async function instrumented(browser, prefix) {
+  const context = await browser.newContext({ viewport: { width: 1280, height: 900 } });
+  const page = await context.newPage();
+  const c = config(prefix);
+  if (c) await page.route('**/config.json', (r) => r.fulfill({ contentType: 'application/json', body: JSON.stringify(c) }));
+  const books = { took: 0, requests: 0, bytes: 0 };
+  const cdp = await context.newCDPSession(page);
+  await cdp.send('Network.enable');
+  cdp.on('Network.loadingFinished', (e) => { books.bytes += e.encodedDataLength; });
+  page.on('response', async (r) => {
+    if (!r.url().includes('/es/')) return;
+    books.requests += 1;
+    try {
+      const body = await r.json();
+      if (typeof body.took === 'number') books.took += body.took;
+    } catch { /* not JSON: no took */ }
+  });
+  return {
+    page,
+    context,
+    books,
+    reset() { books.took = 0; books.requests = 0; books.bytes = 0; },
+    async close() { await context.close(); },
+  };
+}
+
+/** Time from `from` (a mark, or navigation start) to the next painted mark of `view`. */
+async function painted(page, view, from, timeout = 120000) {
+  const name = `saltscope:painted:${view}`;
+  await page.waitForFunction(([n, f]) => {
+    const start = f ? (performance.getEntriesByName(f).at(-1)?.startTime ?? 0) : 0;
+    return performance.getEntriesByName(n).some((m) => m.startTime >= start);
+  }, [name, from], { timeout });
+  return page.evaluate(([n, f]) => {
+    const start = f ? performance.getEntriesByName(f).at(-1).startTime : 0;
+    const m = performance.getEntriesByName(n).find((x) => x.startTime >= start);
+    return m.startTime - start;
+  }, [name, from]);
+}
+
+async function action(page, run) {
+  await page.evaluate(() => { performance.clearMarks('bench:action'); performance.mark('bench:action'); });
+  await run();
+}
+
+const rows = [];
+function report(set, name, samples, floors, bytes, requests) {
+  if (!samples.length) return;
+  const app = median(samples);
+  const floor = median(floors);
+  rows.push({ set, name, app, floor, ratio: app / floor, bytes: median(bytes), requests: median(requests) });
+}
+
+async function measure(browser, set, name, run) {
+  const samples = []; const floors = []; const bytes = []; const requests = [];
+  for (let i = 0; i < RUNS; i++) {
+    const p = await instrumented(browser, set.prefix);
+    try {
+      const { ms } = await run(p);
+      if (!Number.isFinite(ms)) continue;
+      samples.push(ms);
+      floors.push(p.books.took + rtt);
+      bytes.push(p.books.bytes);
+      requests.push(p.books.requests);
+    } finally {
+      await p.close();
+    }
+  }
+  report(set.label, name, samples, floors, bytes, requests);
+}
+
+let rtt = 0;
+const browser = await chromium.launch({ executablePath: CHROMIUM, headless: true, args: CHROMIUM_ARGS });
+try {
+  rtt = await roundTrip();
+  for (const set of SETS) {
+    const list = `${BASE}/?time=all&noisy=show`;
+    await measure(browser, set, 'job list, cold', async (p) => {
+      await p.page.goto(list);
+      return { ms: await painted(p.page, 'job-list') };
+    });
+    await measure(browser, set, 'job list, warm (filter)', async (p) => {
+      await p.page.goto(list);
+      await painted(p.page, 'job-list');
+      p.reset();
+      await action(p.page, () => p.page.getByRole('search').getByLabel('Outcome').selectOption('failed'));
+      return { ms: await painted(p.page, 'job-list', 'bench:action') };
+    });
+    await measure(browser, set, 'job list, next page (Older jobs)', async (p) => {
+      await p.page.goto(list);
+      await painted(p.page, 'job-list');
+      const older = p.page.getByRole('link', { name: 'Older jobs' });
+      // Fewer jobs than a page: nothing to time.
+      if (!(await older.count())) return { ms: NaN };
+      p.reset();
+      await action(p.page, () => older.click());
+      return { ms: await painted(p.page, 'job-list', 'bench:action') };
+    });
+    await measure(browser, set, 'histogram zoom', async (p) => {
+      await p.page.goto(list);
+      await painted(p.page, 'job-list');
+      const svg = p.page.getByRole('figure', { name: 'Returns over time' }).getByRole('img');
+      const box = await svg.boundingBox();
+      p.reset();
+      await action(p.page, async () => {
+        await p.page.mouse.move(box.x + box.width * 0.5, box.y + box.height / 2);
+        await p.page.mouse.down();
+        await p.page.mouse.move(box.x + box.width - 2, box.y + box.height / 2, { steps: 4 });
+        await p.page.mouse.up();
+      });
+      return { ms: await painted(p.page, 'job-list', 'bench:action') };
+    });
+    for (const [view, path, name] of [['minions', '/minions', 'minions'], ['functions', '/functions', 'functions'], ['audit', '/audit', 'audit']]) {
+      await measure(browser, set, name, async (p) => {
+        await p.page.goto(list);
+        await painted(p.page, 'job-list');
+        p.reset();
+        await action(p.page, () => p.page.getByRole('navigation', { name: 'Views' }).getByRole('link', { name: name[0].toUpperCase() + name.slice(1) }).click());
+        return { ms: await painted(p.page, view, 'bench:action') };
+      });
+    }
+  }
+  for (const [name, { prefix, jid }] of Object.entries(JOBS)) {
+    const set = { prefix, label: prefix };
+    await measure(browser, set, `job page: ${name}`, async (p) => {
+      await p.page.goto(`${BASE}/job/${jid}`);
+      await painted(p.page, 'job');
+      // The first screen: the first minion's output drawn.
+      return { ms: await painted(p.page, 'job-return') };
+    });
+  }
+} finally {
+  await browser.close();
+}
+
+const pad = (s, n) => String(s).padEnd(n);
+const num = (x) => (Number.isFinite(x) ? x.toFixed(0) : '-');
+console.log(`\nround trip GET /es/ through nginx: ${rtt.toFixed(1)} ms; median of ${RUNS} runs per case\n`);
+console.log(`${pad('data', 10)} ${pad('case', 40)} ${'app ms'.padStart(8)} ${'floor ms'.padStart(9)} ${'app/floor'.padStart(9)} ${'requests'.padStart(8)} ${'received KB'.padStart(11)}`);
+for (const r of rows) {
+  console.log(`${pad(r.set, 10)} ${pad(r.name, 40)} ${num(r.app).padStart(8)} ${num(r.floor).padStart(9)} ${(Number.isFinite(r.ratio) ? r.ratio.toFixed(1) : '-').padStart(9)} ${num(r.requests).padStart(8)} ${(r.bytes / 1024).toFixed(0).padStart(11)}`);
+}
+console.log('\ncold and job page rows count from navigation start and include the app\'s own download;');
+console.log('the others count from the person\'s action. floor = Σ engine took + one round trip.');

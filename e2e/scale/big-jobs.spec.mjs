@@ -1,0 +1,100 @@
+// Jobs of any shape, generated (scripts/generate.sh, prefix GEN_BIG_PREFIX,
+// RETURNS=0 with STATES_PER_RETURN=10000, MINIONS_PER_JOB=2000,
+// OUTPUT_BYTES=5000000): each job page opens, shows the right totals and
+// Salt's summary lines, draws the first screen at once and the rest as the
+// person scrolls or asks; no answer of the page is over 20 MB; the JS heap
+// stays bounded. Correctness at size, not timings (scripts/bench.sh times).
+import { test, before, after } from 'node:test';
+import assert from 'node:assert/strict';
+import { openBrowser, url, useIndexPrefix, CHROMIUM_ARGS, eventually } from '../harness.mjs';
+
+const ES_URL = (process.env.ES_URL || 'http://127.0.0.1:9250').replace(/\/+$/, '');
+const PREFIX = process.env.GEN_BIG_PREFIX || 'saltbig';
+const MAX_ANSWER = 20 * 1024 * 1024;
+let b;
+let jobs;
+before(async () => {
+  const marker = await (await fetch(`${ES_URL}/saltscope-gen-meta/_doc/${PREFIX}`)).json();
+  jobs = marker._source.special_jobs;
+  assert.ok(jobs?.states && jobs?.wide_state_apply && jobs?.output_cmd_run, JSON.stringify(marker._source));
+  b = await openBrowser({ args: [...CHROMIUM_ARGS, '--enable-precise-memory-info'] });
+});
+after(async () => { await b?.close(); });
+
+/** A page on the big set that records every engine answer's size. */
+async function bigPage() {
+  const { page, context, errors } = await b.newPage();
+  await useIndexPrefix(page, PREFIX);
+  const answers = [];
+  page.on('response', async (r) => {
+    if (r.url().includes('/es/')) answers.push({ url: r.url(), bytes: (await r.body().catch(() => Buffer.alloc(0))).length });
+  });
+  const cdp = await context.newCDPSession(page);
+  const liveHeap = async () => {
+    await cdp.send('HeapProfiler.collectGarbage');
+    return (await cdp.send('Runtime.getHeapUsage')).usedSize;
+  };
+  return { page, errors, answers, liveHeap };
+}
+
+const stateRows = (section) => section.getByRole('table', { name: 'States' }).getByRole('row').filter({ has: section.page().getByRole('cell') });
+
+test('one return of 10,000 states: the summary at once, the first rows, the rest as the person scrolls', async () => {
+  const { page, errors, answers, liveHeap } = await bigPage();
+  const { jid } = jobs.states;
+  await page.goto(url(`/job/${jid}`));
+  const section = page.getByRole('region').filter({ has: page.getByRole('table', { name: 'States' }) }).first();
+  const summary = section.getByLabel('Summary');
+  await summary.waitFor({ timeout: 60000 });
+  assert.match(await summary.textContent(), /Total states run: 10000/);
+  const first = await stateRows(section).count();
+  assert.ok(first > 0 && first < 1000, `the first screen draws ${first} rows, not 10,000`);
+  // Scrolling on draws more, until the last state (run order 9999).
+  await eventually(async () => {
+    await section.getByRole('button', { name: /^Show \d+ more states$/ }).last().scrollIntoViewIfNeeded().catch(() => {});
+    return (await section.getByRole('cell', { name: '9999', exact: true }).count()) > 0;
+  }, 'the last state drawn by scrolling', { timeout: 120000, every: 200 });
+  assert.equal(await stateRows(section).count(), 10000);
+  assert.ok(answers.every((a) => a.bytes <= MAX_ANSWER), JSON.stringify(answers.map((a) => a.bytes)));
+  const heap = await liveHeap();
+  console.log(`# 10,000 states drawn: live JS heap ${(heap / 1e6).toFixed(1)} MB, largest answer ${(Math.max(...answers.map((a) => a.bytes)) / 1e6).toFixed(1)} MB`);
+  assert.ok(heap < 150e6, `live JS heap ${heap}`);
+  errors.assertNone();
+});
+
+test('a job on 2,000 minions: the totals of all, the minions in pages, no answer over 20 MB', async () => {
+  const { page, errors, answers, liveHeap } = await bigPage();
+  const job = jobs.wide_state_apply;
+  await page.goto(url(`/job/${job.jid}`));
+  const totals = page.getByRole('region', { name: 'Totals' });
+  await totals.getByText(`Minions returned: ${job.returns}`).waitFor({ timeout: 60000 });
+  if (job.missing) await totals.getByText(`Missing: ${job.missing}`).waitFor();
+  const sections = () => page.locator('main').getByRole('region').filter({ has: page.getByRole('heading', { level: 2 }) });
+  const shown = await sections().count();
+  assert.ok(shown < 200, `${shown} minion sections drawn at first, not 2,000`);
+  // More as the person asks: the next minions, and the next page from the engine.
+  const more = page.getByRole('button', { name: /^Show \d+ more minions$/ });
+  await more.click();
+  await eventually(async () => (await sections().count()) > shown, 'more minions drawn');
+  assert.ok(answers.every((a) => a.bytes <= MAX_ANSWER), JSON.stringify(answers.map((a) => a.bytes)));
+  const heap = await liveHeap();
+  console.log(`# 2,000 minions: ${await sections().count()} sections drawn, live JS heap ${(heap / 1e6).toFixed(1)} MB, ${answers.length} answers, largest ${(Math.max(...answers.map((a) => a.bytes)) / 1e6).toFixed(2)} MB`);
+  assert.ok(heap < 150e6, `live JS heap ${heap}`);
+  errors.assertNone();
+});
+
+test('a 5 MB cmd.run output is shown folded, and "show all (5.0 MB)" shows all of it', async () => {
+  const { page, errors, liveHeap } = await bigPage();
+  const { jid } = jobs.output_cmd_run;
+  await page.goto(url(`/job/${jid}`));
+  const all = page.getByRole('button', { name: 'show all (5.0 MB)' });
+  await all.waitFor({ timeout: 60000 });
+  const text = () => page.locator('main pre').first().evaluate((e) => e.textContent.length);
+  assert.ok((await text()) < 100000, 'folded: the first 64 KB');
+  await all.click();
+  await eventually(async () => (await text()) >= 5000000, 'the whole output shown');
+  const heap = await liveHeap();
+  console.log(`# 5 MB output shown whole: live JS heap ${(heap / 1e6).toFixed(1)} MB`);
+  assert.ok(heap < 150e6, `live JS heap ${heap}`);
+  errors.assertNone();
+});

@@ -1,0 +1,85 @@
+#!/usr/bin/env bash
+# THE benchmark (prints a table; not a test): each view's time in Chromium as
+# the app marks it (performance marks "saltscope:painted:<view>"), against the
+# floor measured in the same run (the engine's own `took` for the very same
+# requests, plus one round trip of a bare GET / through the same nginx), with
+# the requests and bytes each case cost. On the real Salt data and on
+# generated returns at 10k, 100k and 1M; the job pages of a 4-minion
+# state.apply (real), of 1 minion x 10,000 states, of 2,000 minions and of a
+# 5 MB cmd.run output (generated); then the export comparison
+# (scripts/bench-export.sh).
+#
+#   scripts/bench.sh
+#
+# Env: ES_URL (an engine to use; else one is started on BENCH_ENGINE_PORT,
+# default 9240, heap 2g, and stopped after), BENCH_NGINX_PORT (8096),
+# BENCH_RUNS (3), BENCH_SIZES ("10000 100000 1000000"), SKIP_SALT_DATA=1
+# (reuse the engine's real Salt data and its manifest), SKIP_EXPORT=1.
+set -euo pipefail
+. "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
+cd "$SALTSCOPE_REPO"
+
+PORT=${BENCH_NGINX_PORT:-8096}
+ENGINE_PORT=${BENCH_ENGINE_PORT:-9240}
+STARTED=""
+cleanup() {
+  NGINX_PORT=$PORT scripts/nginx.sh stop >&2 || true
+  if [[ -n $STARTED ]]; then ENGINE=opensearch ENGINE_PORT=$ENGINE_PORT scripts/engine.sh stop >&2 || true; fi
+}
+trap cleanup EXIT
+
+[[ -f dist/index.html ]] || scripts/build.sh >&2
+if [[ -z ${ES_URL:-} ]]; then
+  ES_URL=http://127.0.0.1:$ENGINE_PORT
+  STARTED=1
+  ENGINE=opensearch ENGINE_PORT=$ENGINE_PORT ENGINE_HEAP=2g ENGINE_KEEP_DATA=1 \
+    ENGINE_CORS_ORIGIN=http://127.0.0.1:$PORT scripts/engine.sh start >&2
+fi
+export ES_URL
+MANIFEST=$SALTSCOPE_WORK/salt-data/manifest.json
+if [[ ${SKIP_SALT_DATA:-0} != 1 || ! -f $MANIFEST ]]; then
+  scripts/salt-data.sh >&2
+fi
+
+# Generated returns at each size; the big shapes ride on the smallest set.
+sets="salt:real"
+jobs_json="{\"4-minion state.apply (real)\": {\"prefix\": \"salt\", \"jid\": \"$(node -e 'console.log(require(process.argv[1]).state_apply_multi.jid)' "$MANIFEST")\"}"
+first=1
+for n in ${BENCH_SIZES:-10000 100000 1000000}; do
+  label=$(( n >= 1000000 ? n / 1000000 : n / 1000 ))$( (( n >= 1000000 )) && echo M || echo k)
+  prefix=saltb$label
+  prefix=${prefix,,}
+  big=()
+  if (( first )); then big=(STATES_PER_RETURN=10000 MINIONS_PER_JOB=2000 MINIONS_PER_JOB_FUN=state.apply OUTPUT_BYTES=5000000); fi
+  summary=$(env "${big[@]}" RETURNS=$n PREFIX=$prefix scripts/generate.sh | tail -1)
+  sets+=",$prefix:$label"
+  if (( first )); then
+    jobs_json+=$(node -e '
+      const s = JSON.parse(process.argv[1]).special_jobs, p = process.argv[2];
+      const j = (k) => JSON.stringify({ prefix: p, jid: s[k].jid });
+      process.stdout.write(`, "1 minion x 10,000 states": ${j("states")}, "2,000 minions": ${j("wide_state_apply")}, "5 MB cmd.run output": ${j("output_cmd_run")}`);
+    ' "$summary" "$prefix")
+    first=0
+  fi
+done
+jobs_json+="}"
+
+NGINX_PORT=$PORT ENGINE_URL=$ES_URL scripts/nginx.sh restart >&2
+echo "== views (app's own marks vs the engine's floor) =="
+BASE_URL=http://127.0.0.1:$PORT BENCH_SETS=$sets BENCH_JOBS=$jobs_json BENCH_RUNS=${BENCH_RUNS:-3} \
+  node e2e/bench/bench.mjs
+echo
+echo "== dist =="
+# What the browser downloads, from the precompressed files build.sh wrote.
+for enc in gz br; do
+  total=0
+  for f in dist/*.wasm dist/*.js dist/*.css; do
+    total=$(( total + $(stat -c %s "$f.$enc") ))
+  done
+  echo "wasm + js + css, $enc: $total B (budget 300000 B gzip)"
+done
+if [[ ${SKIP_EXPORT:-0} != 1 ]]; then
+  echo
+  echo "== export (scripts/bench-export.sh) =="
+  BENCH_NGINX_PORT=$((PORT - 1)) scripts/bench-export.sh
+fi

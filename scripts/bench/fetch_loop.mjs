@@ -1,0 +1,64 @@
+// The floor under the browser export: a bare fetch loop over the very same
+// pages through the same nginx, in the same browser, doing nothing with an
+// answer but find its last `sort` (as the app does, from the end of the
+// text). The app's own first page request is captured and its body reused,
+// so the query, sort, page size and point in time are the app's.
+// Prints: rows=<n> seconds=<s> pages=<n> mb=<received MB>
+//   BASE_URL=… PREFIX=saltgen node scripts/bench/fetch_loop.mjs
+import { openBrowser, url, useIndexPrefix } from '../../e2e/harness.mjs';
+
+const PREFIX = process.env.PREFIX || 'saltgen';
+const b = await openBrowser();
+const { page } = await b.newPage();
+await useIndexPrefix(page, PREFIX);
+await page.goto(url('/?time=all&noisy=show'));
+await page.getByText('Export CSV', { exact: true }).click();
+const panel = page.getByRole('group', { name: 'Export CSV' });
+await panel.getByLabel('Export', { exact: true }).selectOption('returns');
+
+// The app's point-in-time open and first page, then Cancel.
+let pitOpen = null;
+let firstPage = null;
+const captured = new Promise((resolve) => {
+  page.on('request', (r) => {
+    const u = r.url();
+    if (r.method() === 'POST' && /point_in_time|_pit\b/.test(u) && !pitOpen) pitOpen = { url: u.replace(/^https?:\/\/[^/]+/, ''), body: r.postData() };
+    if (r.method() === 'POST' && /\/_search$/.test(u) && r.postData()?.includes('"pit"') && !firstPage) {
+      firstPage = JSON.parse(r.postData());
+      resolve();
+    }
+  });
+});
+await panel.getByRole('button', { name: 'Start export' }).click();
+await captured;
+await panel.getByRole('button', { name: 'Cancel' }).click();
+if (!pitOpen) throw new Error('the app opened no point in time: is this OpenSearch or Elasticsearch ≥ 7.10?');
+
+const result = await page.evaluate(async ({ pitOpen, firstPage }) => {
+  const t0 = performance.now();
+  const opened = await (await fetch(pitOpen.url, { method: 'POST', headers: { 'Content-Type': 'application/json' }, body: pitOpen.body })).json();
+  const id = opened.pit_id || opened.id;
+  const size = firstPage.size;
+  let after = null; let rows = 0; let pages = 0; let bytes = 0;
+  for (;;) {
+    const body = { ...firstPage, pit: { ...firstPage.pit, id }, track_total_hits: false };
+    if (after) body.search_after = after; else delete body.search_after;
+    const text = await (await fetch('/es/_search', { method: 'POST', headers: { 'Content-Type': 'application/json' }, body: JSON.stringify(body) })).text();
+    pages += 1; bytes += text.length;
+    const at = text.lastIndexOf('"sort":[');
+    if (at < 0) break;
+    after = JSON.parse(text.slice(at + 7, text.indexOf(']', at) + 1));
+    // A short page is the last; count its hits by their sort arrays.
+    const n = text.split('"sort":[').length - 1;
+    rows += n;
+    if (n < size) break;
+  }
+  const seconds = (performance.now() - t0) / 1000;
+  const close = pitOpen.url.includes('_pit')
+    ? fetch('/es/_pit', { method: 'DELETE', headers: { 'Content-Type': 'application/json' }, body: JSON.stringify({ id }) })
+    : fetch('/es/_search/point_in_time', { method: 'DELETE', headers: { 'Content-Type': 'application/json' }, body: JSON.stringify({ pit_id: [id] }) });
+  await close.catch(() => {});
+  return { rows, seconds, pages, mb: bytes / 1e6 };
+}, { pitOpen, firstPage });
+console.log(`rows=${result.rows} seconds=${result.seconds.toFixed(2)} pages=${result.pages} mb=${result.mb.toFixed(0)}`);
+await b.close();
