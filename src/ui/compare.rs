@@ -1,0 +1,182 @@
+//! Two state runs side by side: what differs, state by state.
+
+use std::sync::Arc;
+
+use leptos::html::Input;
+use leptos::prelude::*;
+use leptos_router::hooks::{use_navigate, use_query_map};
+use leptos_router::NavigateOptions;
+use saltscope_core::model::{ReturnDoc, StateRun};
+use saltscope_core::query::compare::{
+    CompareRequest, Difference, RunComparison, RunRef, Side, StateComparison,
+};
+use saltscope_core::route::link;
+use saltscope_core::time::utc_timestamp;
+use saltscope_core::views;
+
+use super::error::{ErrorPanel, Notes};
+use super::use_view;
+
+#[component]
+pub fn ComparePage() -> impl IntoView {
+    let query = use_query_map();
+    let navigate = use_navigate();
+    let request = Memo::new(move |_| query.with(|q| CompareRequest::from_query(|k| q.get_str(k))));
+    let asked = Memo::new(move |_| request.get().ok());
+    let comparison = use_view(
+        "compare",
+        move || asked.get(),
+        |engine, asked| async move {
+            let ctx = engine.context(None);
+            match asked {
+                Some(r) => views::compare(&engine.transport, &ctx, &r).await.map(Some),
+                None => Ok(None),
+            }
+        },
+    );
+    let (a, b) = (NodeRef::<Input>::new(), NodeRef::<Input>::new());
+    let apply = UnsyncCallback::new(move |()| {
+        let v = |r: NodeRef<Input>| r.get_untracked().map(|e| e.value()).unwrap_or_default();
+        let (a, b) = (v(a), v(b));
+        let read = CompareRequest::from_query(|k| match k {
+            "a" => Some(a.as_str()),
+            "b" => Some(b.as_str()),
+            _ => None,
+        });
+        if let Ok(next) = read {
+            navigate(&link::compare(&next), NavigateOptions::default());
+        }
+    });
+    let current = move |side: Side| {
+        request.get().ok().and_then(|r| match side {
+            Side::A => Some(r.a.to_param()),
+            Side::B => r.b.map(|b| b.to_param()),
+        })
+    };
+    view! {
+        <h1>"Compare state runs"</h1>
+        <form class="filter-bar" role="search" aria-label="Runs" on:submit=move |ev| { ev.prevent_default(); apply.run(()); }>
+            <label>"Run A " <input node_ref=a name="a" placeholder="<jid>:<minion>" prop:value=move || current(Side::A).unwrap_or_default()/></label>
+            <label>"Run B " <input node_ref=b name="b" placeholder="empty: A's previous run" prop:value=move || current(Side::B).unwrap_or_default()/></label>
+            <button type="submit">"Compare"</button>
+        </form>
+        {move || request.get().err().map(|e| view! { <p class="notice" role="alert">{e}</p> })}
+        {move || match (comparison.error(), comparison.ok()) {
+            (Some(e), _) => view! { <ErrorPanel error=e retry=comparison.retry()/> }.into_any(),
+            (_, None) => view! { <p class="loading">"Reading both runs…"</p> }.into_any(),
+            (_, Some(c)) => match &*c {
+                Some(c) => view! { <Comparison c=c.clone()/> }.into_any(),
+                None => ().into_any(),
+            },
+        }}
+    }
+}
+
+fn run_line(label: &'static str, doc: &ReturnDoc) -> impl IntoView {
+    let when = doc
+        .timestamp
+        .as_deref()
+        .map(utc_timestamp)
+        .unwrap_or_default();
+    view! {
+        <li>
+            <strong>{label}</strong>" "
+            <a href=link::job_minion(&doc.jid, &doc.minion)>{format!("{} {} on {}", doc.fun, doc.jid, doc.minion)}</a>
+            {format!(" · {when}")}
+        </li>
+    }
+}
+
+#[component]
+fn Comparison(c: RunComparison) -> impl IntoView {
+    let c = Arc::new(c);
+    let differ = c.count(|s| matches!(s, StateComparison::Differs { .. }));
+    let only =
+        |side| c.count(|s| matches!(s, StateComparison::OnlyIn { side: x, .. } if *x == side));
+    let summary = format!(
+        "{differ} differ · {} only in A · {} only in B · {} identical (folded)",
+        only(Side::A),
+        only(Side::B),
+        c.identical
+    );
+    let back = CompareRequest {
+        a: RunRef {
+            jid: c.b.jid.clone(),
+            minion: c.b.minion.clone(),
+        },
+        b: None,
+    };
+    view! {
+        <ul class="compare-runs" aria-label="Runs compared">
+            {run_line("A", &c.a)}
+            {run_line("B", &c.b)}
+        </ul>
+        <p class="count">{summary}</p>
+        <p><a href=link::compare(&back)>"Compare B with its previous run"</a></p>
+        <Notes notes=c.notes.clone()/>
+        {c.states.is_empty().then(|| view! { <p class="notice">"The two runs did the same."</p> })}
+        <table class="compare" aria-label="Differences">
+            <thead><tr><th>"State"</th><th>"What differs"</th><th>"A"</th><th>"B"</th></tr></thead>
+            <tbody>{c.states.iter().map(comparison_row).collect_view()}</tbody>
+        </table>
+    }
+}
+
+fn state_name(run: &StateRun) -> String {
+    format!("{} ({})", run.id, run.function)
+}
+
+fn state_cell(run: &StateRun) -> impl IntoView {
+    let changes = if run.changed() { " · changed" } else { "" };
+    view! {
+        <td>
+            <span class=format!("result-{}", run.result.label().to_lowercase())>{run.result.label()}</span>
+            {changes}
+            <div class="comment">{run.comment.clone()}</div>
+        </td>
+    }
+}
+
+fn difference_text(d: &Difference) -> String {
+    match d {
+        Difference::Function(a, b) => format!("{a} → {b}"),
+        Difference::Result(a, b) => format!("result {} → {}", a.label(), b.label()),
+        Difference::ChangesAppeared => "changes appeared".into(),
+        Difference::ChangesGone => "no changes any more".into(),
+        Difference::ChangesDiffer => "other changes".into(),
+        Difference::Comment => "comment".into(),
+        Difference::Duration(a, b) => format!("took {:.0} ms → {:.0} ms", a, b),
+    }
+}
+
+fn comparison_row(s: &StateComparison) -> impl IntoView {
+    match s {
+        StateComparison::OnlyIn { side, run } => {
+            let (word, a, b) = match side {
+                Side::A => ("only in A", Some(state_cell(run)), None),
+                Side::B => ("only in B", None, Some(state_cell(run))),
+            };
+            view! {
+                <tr class="compare-only">
+                    <td>{state_name(run)}</td><td>{word}</td>
+                    {a.map(IntoAny::into_any).unwrap_or_else(|| view! { <td></td> }.into_any())}
+                    {b.map(IntoAny::into_any).unwrap_or_else(|| view! { <td></td> }.into_any())}
+                </tr>
+            }
+            .into_any()
+        }
+        StateComparison::Differs { a, b, differences } => {
+            let what = differences
+                .iter()
+                .map(difference_text)
+                .collect::<Vec<_>>()
+                .join(", ");
+            view! {
+                <tr class="compare-differs">
+                    <td>{state_name(b)}</td><td>{what}</td>{state_cell(a)}{state_cell(b)}
+                </tr>
+            }
+            .into_any()
+        }
+    }
+}

@@ -1,0 +1,108 @@
+//! States that change every run: not idempotent, ranked by minions.
+
+use std::sync::Arc;
+
+use leptos::html::Input;
+use leptos::prelude::*;
+use leptos_router::hooks::{use_navigate, use_query_map};
+use leptos_router::NavigateOptions;
+use saltscope_core::query::drift::{DriftFilter, DriftReport, DriftingState};
+use saltscope_core::route::link;
+use saltscope_core::views;
+
+use super::error::{ErrorPanel, Notes};
+use super::use_view;
+
+/// Runs linked per state: the rest are counted.
+const RUN_LINKS: usize = 10;
+
+#[component]
+pub fn DriftPage() -> impl IntoView {
+    let query = use_query_map();
+    let navigate = use_navigate();
+    let filter = Memo::new(move |_| query.with(|q| DriftFilter::from_query(|k| q.get_str(k))));
+    let report = use_view(
+        "drift",
+        move || filter.get().0,
+        |engine, filter| async move {
+            let ctx = engine.context(None);
+            views::drift(&engine.transport, &ctx, &filter).await
+        },
+    );
+    let (runs, changed, minion) = (
+        NodeRef::<Input>::new(),
+        NodeRef::<Input>::new(),
+        NodeRef::<Input>::new(),
+    );
+    let apply = UnsyncCallback::new(move |()| {
+        let v = |r: NodeRef<Input>| r.get_untracked().map(|e| e.value()).unwrap_or_default();
+        let (runs, changed, minion) = (v(runs), v(changed), v(minion));
+        let (next, _) = DriftFilter::from_query(|k| match k {
+            "runs" => Some(runs.as_str()),
+            "changed" => Some(changed.as_str()),
+            "minion" => Some(minion.as_str()),
+            _ => None,
+        });
+        navigate(
+            &link::drift(&next),
+            NavigateOptions {
+                scroll: false,
+                ..NavigateOptions::default()
+            },
+        );
+    });
+    let current = move || filter.get().0;
+    view! {
+        <h1>"States that change every run"</h1>
+        <form class="filter-bar" role="search" aria-label="Filter" on:submit=move |ev| { ev.prevent_default(); apply.run(()); }>
+            <label>"Last runs " <input node_ref=runs name="runs" type="number" min="1" max="20" prop:value=move || current().runs.to_string()/></label>
+            <label>"Changed in at least " <input node_ref=changed name="changed" type="number" min="1" max="20" prop:value=move || current().changed_in.to_string()/></label>
+            <label>"Minion " <input node_ref=minion name="minion" placeholder="web*, db-02" prop:value=move || current().minions.join(",")/></label>
+            <button type="submit">"Apply"</button>
+        </form>
+        {move || (!filter.get().1.is_empty()).then(|| view! { <Notes notes=filter.get().1/> })}
+        {move || match (report.error(), report.ok()) {
+            (Some(e), _) => view! { <ErrorPanel error=e retry=report.retry()/> }.into_any(),
+            (_, None) => view! { <p class="loading">"Reading each minion's last state runs…"</p> }.into_any(),
+            (_, Some(r)) => view! { <Drifting report=r filter=current()/> }.into_any(),
+        }}
+    }
+}
+
+#[component]
+fn Drifting(report: Arc<DriftReport>, filter: DriftFilter) -> impl IntoView {
+    let count = format!(
+        "{} states changed in at least {} of the last {} state runs, over {} minions ({} with fewer runs than that)",
+        report.states.len(),
+        filter.changed_in,
+        filter.runs,
+        report.minions,
+        report.too_few_runs
+    );
+    view! {
+        <p class="count">{count}</p>
+        <Notes notes=report.notes.clone()/>
+        {report.states.is_empty().then(|| view! { <p class="notice">"Every state is idempotent over these runs."</p> })}
+        <table class="drift" aria-label="Changing states">
+            <thead><tr><th>"State"</th><th>"Function"</th><th>"SLS"</th><th>"Minions"</th><th>"What changes"</th><th>"Latest runs"</th></tr></thead>
+            <tbody>{report.states.iter().map(drift_row).collect_view()}</tbody>
+        </table>
+    }
+}
+
+fn drift_row(s: &DriftingState) -> impl IntoView {
+    let more = s.minions.len().saturating_sub(RUN_LINKS);
+    view! {
+        <tr>
+            <td>{s.state_id.clone()}<div class="comment">{s.name.clone()}</div></td>
+            <td>{s.function.clone()}</td>
+            <td>{s.sls.clone().unwrap_or_default()}</td>
+            <td>{s.minions.len()}</td>
+            <td>{s.change_keys.join(", ")}</td>
+            <td>
+                {s.minions.iter().take(RUN_LINKS).map(|(m, jid)| view! { <a href=link::job_minion(jid, m)>{m.clone()}</a>" " }).collect_view()}
+                {(more > 0).then(|| format!("and {more} more"))}
+            </td>
+        </tr>
+    }
+}
