@@ -44,7 +44,7 @@ step "engine $ENGINE on :$ENGINE_PORT"
 if curl -sf --max-time 3 "$ES_URL/" >/dev/null 2>&1; then
   log "an engine already answers on $ES_URL; using it"
 else
-  scripts/engine.sh start </dev/null
+  ENGINE_CORS_ORIGIN=http://127.0.0.1:$NGINX_PORT,http://localhost:$NGINX_PORT scripts/engine.sh start </dev/null
 fi
 
 if [[ "${SKIP_DATA:-0}" != 1 ]]; then

@@ -368,6 +368,13 @@ EOF
   check "job cache: return load with a state dict return kept in _source" "/$JC/_search" \
     '{"query":{"bool":{"filter":[{"term":{"load.id":"db-02"}},{"term":{"load.fun":"state.apply"}}]}}}' 'n>0 and isinstance(d["hits"]["hits"][0]["_source"]["load"]["return"],dict)'
   check "event cache: ret events with dict and string returns" "/$EV/_search" '{"query":{"wildcard":{"tag":"salt/job/*/ret/*"}}}' 'n>=2'
+  # what the events view's "failed returns only" sends (core/src/query/events.rs)
+  check "event cache: failed ret events (term data.success=false or data.retcode != 0)" "/$EV/_search" \
+    '{"query":{"bool":{"filter":[{"wildcard":{"tag":"salt/job/*/ret/*"}},{"bool":{"should":[{"term":{"data.success":false}},{"bool":{"filter":[{"exists":{"field":"data.retcode"}}],"must_not":[{"term":{"data.retcode":0}}]}}],"minimum_should_match":1}}]}}}' 'n>=2'
+  check "event cache: range data.retcode >= 2, term data.id, term data.fun" "/$EV/_search" \
+    '{"query":{"bool":{"filter":[{"range":{"data.retcode":{"gte":2}}},{"term":{"data.id":"db-02"}},{"terms":{"data.fun":["cmd.run","state.apply"]}}]}}}' 'n>=2'
+  check "event cache: range on data._stamp (isoformat, µs, +00:00) to the millisecond" "/$EV/_search" \
+    '{"size":0,"query":{"range":{"data._stamp":{"gte":"2026-12-02T19:14:35.000","lte":"2026-12-02T19:14:35.001","format":"strict_date_optional_time"}}}}' 'n>=2'
   check "job cache: terms agg on load.tgt" "/$JC/_search" '{"size":0,"aggs":{"t":{"terms":{"field":"load.tgt"}}}}' \
     'len(d["aggregations"]["t"]["buckets"])>0'
   check "job cache: sort on load._stamp" "/$JC/_search" '{"size":1,"sort":[{"load._stamp":{"order":"desc","unmapped_type":"date"}}]}' 'n>0'

@@ -69,3 +69,49 @@ wasm_bindgen_lock_version() {
   awk '/^name = "wasm-bindgen"$/ { getline; gsub(/version = |"/, ""); print; exit }' \
     "$SALTSCOPE_REPO/Cargo.lock"
 }
+
+# ---- nginx -------------------------------------------------------------------------
+# nginx_worker_args: prints the -g directive that keeps nginx's workers off
+# root. Started as root, nginx's master stays root (ports < 1024, keys and
+# credential files readable by root only) and its workers run as
+# NGINX_WORKER_USER (default www-data, else nobody); started as anyone else,
+# nginx cannot switch users and everything runs as the caller. Prints nothing
+# when not root. Dies when the user is root or does not exist.
+nginx_worker_user() {
+  if [[ $(id -u) -ne 0 ]]; then id -un; return; fi
+  local u=${NGINX_WORKER_USER:-}
+  if [[ -z $u ]]; then
+    if id -u www-data >/dev/null 2>&1; then u=www-data; else u=nobody; fi
+  fi
+  id -u "$u" >/dev/null 2>&1 || die "NGINX_WORKER_USER=$u: no such user"
+  [[ $(id -u "$u") -ne 0 ]] || die "NGINX_WORKER_USER=$u is root: nginx workers never run as root"
+  printf '%s' "$u"
+}
+nginx_worker_args() {
+  [[ $(id -u) -eq 0 ]] || return 0
+  local u
+  u=$(nginx_worker_user) || exit 1
+  printf 'user %s %s;' "$u" "$(id -gn "$u")"
+}
+
+# nginx_stop PIDFILE LABEL: TERM, wait up to 5 s, then KILL.
+nginx_stop() {
+  local pidfile=$1 label=$2 pid i
+  if ! pid_alive "$pidfile"; then
+    rm -f "$pidfile"
+    log "$label not running"
+    return 0
+  fi
+  pid=$(tr -dc '0-9' <"$pidfile")
+  kill -TERM "$pid" 2>/dev/null || true
+  for i in $(seq 1 50); do
+    kill -0 "$pid" 2>/dev/null || break
+    sleep 0.1
+  done
+  if kill -0 "$pid" 2>/dev/null; then
+    warn "$label (pid $pid) did not stop in 5s; killing"
+    kill -KILL "$pid" 2>/dev/null || true
+  fi
+  rm -f "$pidfile"
+  log "$label stopped (pid $pid)"
+}

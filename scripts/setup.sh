@@ -5,6 +5,9 @@
 #   scripts/setup.sh            # everything
 #   SETUP_SKIP=engine,salt scripts/setup.sh   # skip some steps (comma list of:
 #                               # apt,rust,trunk,bindgen,npm,cargo,engine,salt)
+#   SETUP_ENGINE=all scripts/setup.sh         # engine launchers to build: opensearch (3.x),
+#                               # opensearch2 (2.19), elasticsearch (7.10), a space list
+#                               # of them, or all (default: $ENGINE, else opensearch)
 #
 # Pinned versions: trunk 0.21.14; wasm-bindgen-cli = the wasm-bindgen version
 # in Cargo.lock; playwright-core and binaryen (wasm-opt) exactly as in
@@ -56,9 +59,10 @@ apt_step() {
   t0=$(now_s)
   # binary -> Debian package
   for pair in nginx:nginx chromium:chromium envsubst:gettext-base curl:curl gzip:gzip \
-              cc:gcc node:nodejs npm:npm pgrep:procps; do
+              cc:gcc node:nodejs npm:npm pgrep:procps brotli_static:libnginx-mod-http-brotli-static; do
     bin=${pair%%:*}; pkg=${pair#*:}
     if [[ $bin == nginx ]]; then [[ -x /usr/sbin/nginx ]] && continue
+    elif [[ $bin == brotli_static ]]; then [[ -f /usr/lib/nginx/modules/ngx_http_brotli_static_module.so ]] && continue
     else have "$bin" && continue
     fi
     missing+=("$pkg")

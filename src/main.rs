@@ -5,19 +5,11 @@
 //! integration tests without compiling leptos.
 
 #[cfg(target_arch = "wasm32")]
-mod api;
-#[cfg(target_arch = "wasm32")]
-mod engine;
-#[cfg(target_arch = "wasm32")]
-mod fetcher;
+mod transport;
 #[cfg(target_arch = "wasm32")]
 mod ui;
-
-/// Now, in epoch milliseconds, for relative time ranges.
 #[cfg(target_arch = "wasm32")]
-pub fn now_ms() -> i64 {
-    js_sys::Date::now() as i64
-}
+mod worker;
 
 fn main() {
     #[cfg(target_arch = "wasm32")]

@@ -4,8 +4,9 @@
 //! `elasticsearch` returner writes ([`model`]), the requests each view sends
 //! and the parsing of their answers ([`query`]), what the engine answered
 //! about itself and how its errors read ([`engine`]), the CSV export's rows,
-//! encoding and paging plan ([`export`]), and the operator's `config.json`
-//! ([`config`]). Nothing here may import leptos, web-sys or
+//! encoding and paging plan ([`export`]), the operator's `config.json`
+//! ([`config`]), and dates over chrono ([`time`], shared with the
+//! generator). Nothing here may import leptos, web-sys or
 //! gloo: the web app at the repository root is the only place that does.
 
 pub mod config;
@@ -13,4 +14,7 @@ pub mod engine;
 pub mod export;
 pub mod model;
 pub mod query;
+pub mod route;
 pub mod text;
+pub mod time;
+pub mod views;

@@ -1,58 +1,336 @@
-//! Pages and components. Each page reads its input from the URL and asks
-//! `api` for its data; components draw what they are given.
+//! Pages and components. Each page reads its input from the URL, asks the
+//! core one question (`saltscope_core::views`) through [`use_view`], and
+//! draws the answer; components draw what they are given.
 
 mod audit;
+mod compare;
+mod credentials;
+mod drift;
 mod error;
+mod events;
 mod export;
+mod failures;
 mod filter_bar;
+mod fleet;
 mod functions;
 mod histogram;
 mod job_list;
 mod job_page;
+mod live_tail;
 mod minions;
 pub mod prefs;
+mod scan;
+mod sls;
 mod states;
+mod timeline;
 mod value;
+mod visible;
+
+use std::future::Future;
+use std::rc::Rc;
+use std::sync::Arc;
 
 use leptos::prelude::*;
+use leptos::task::spawn_local;
 use leptos_router::components::{Route, Router, Routes};
 use leptos_router::path;
-use saltscope_core::engine::EngineError;
+use saltscope_core::engine::{ClientEvent, EngineError};
+use saltscope_core::query::QueryContext;
+use saltscope_core::views::{self, Connection};
+use web_sys::{AbortController, AbortSignal};
 
-use crate::engine::{connect, Engine};
+use crate::transport::{client, load_config, now_ms, scoped, sleep, BrowserTransport};
 
-/// The connection to the engine, shared by every page: pages await it
-/// before their own requests, so a bad config or a down engine shows on
-/// whatever page was opened.
-pub type Connection = LocalResource<Result<Engine, EngineError>>;
+/// The engine, once start-up has read config.json and asked it what it is.
+#[derive(Clone)]
+pub struct Engine {
+    pub transport: BrowserTransport,
+    pub connection: Rc<Connection>,
+}
+
+impl Engine {
+    /// The context of a view's searches, now: the functions this person
+    /// hides as noise (`None`: config.json's list).
+    pub fn context(&self, noisy: Option<Vec<String>>) -> QueryContext {
+        let noisy = noisy.unwrap_or_else(|| self.connection.config.noisy_functions.clone());
+        self.connection.context(noisy, now_ms())
+    }
+
+    fn scoped(&self, signal: Option<AbortSignal>) -> Engine {
+        Engine {
+            transport: scoped(&self.transport, signal),
+            connection: self.connection.clone(),
+        }
+    }
+}
+
+/// The app's connection to the engine, shared by every page: pages wait
+/// for it, so a bad config or a down engine shows on whatever page was
+/// opened; a failed start-up is tried again by itself.
+#[derive(Clone, Copy)]
+pub struct Session {
+    pub startup: RwSignal<Option<Result<Engine, EngineError>>, LocalStorage>,
+    /// What the client is doing that a person should see ("retrying in 2 s").
+    pub activity: RwSignal<Option<String>>,
+    /// The engine host that answers.
+    pub host: RwSignal<String>,
+    /// Seconds until start-up is tried again, while it is failing.
+    pub next_try: RwSignal<Option<u32>>,
+    /// Who signed in (the app's own form), if anyone.
+    pub signed_in: RwSignal<Option<String>>,
+    client: StoredValue<Option<BrowserTransport>, LocalStorage>,
+    tries: StoredValue<u32>,
+}
+
+pub fn use_session() -> Session {
+    expect_context::<Session>()
+}
+
+impl Session {
+    fn new() -> Session {
+        Session {
+            startup: RwSignal::new_local(None),
+            activity: RwSignal::new(None),
+            host: RwSignal::new(String::new()),
+            next_try: RwSignal::new(None),
+            signed_in: RwSignal::new(credentials::remembered().map(|c| c.who())),
+            client: StoredValue::new_local(None),
+            tries: StoredValue::new(0),
+        }
+    }
+
+    /// The client, once config.json is read (credentials live in it).
+    pub fn client(&self) -> Option<BrowserTransport> {
+        self.client.get_value()
+    }
+
+    /// (Re)connects: reads config.json (once), asks the engine what it is.
+    /// A failure other than missing credentials is tried again after 2, 4,
+    /// 8 … 30 s, counting down where a person sees it.
+    pub fn connect(self) {
+        let attempt = self.tries.get_value() + 1;
+        self.tries.set_value(attempt);
+        self.next_try.set(None);
+        spawn_local(async move {
+            let result = self.start().await;
+            if self.tries.get_value() != attempt {
+                return; // a newer attempt runs
+            }
+            let retry = match &result {
+                Err(EngineError::Status { status: 401, .. }) | Ok(_) => false,
+                Err(EngineError::Config(_)) => false,
+                Err(_) => true,
+            };
+            self.startup.set(Some(result));
+            if retry {
+                let wait = 2u32.saturating_pow(attempt.min(5)).min(30);
+                for left in (1..=wait).rev() {
+                    if self.tries.get_value() != attempt {
+                        return;
+                    }
+                    self.next_try.set(Some(left));
+                    sleep(1000).await;
+                }
+                if self.tries.get_value() == attempt {
+                    self.connect();
+                }
+            } else {
+                self.tries.set_value(0);
+            }
+        });
+    }
+
+    async fn start(self) -> Result<Engine, EngineError> {
+        let config = load_config().await?;
+        let transport = match self.client.get_value() {
+            Some(c) => c,
+            None => {
+                let c = client(&config);
+                c.set_credentials(credentials::remembered());
+                let (activity, host) = (self.activity, self.host);
+                c.listen(move |event| match event {
+                    ClientEvent::Retrying {
+                        url, status, in_ms, ..
+                    } => {
+                        activity.set(Some(format!(
+                            "{url} answered {status}: retrying in {} s",
+                            in_ms.div_ceil(1000)
+                        )));
+                    }
+                    ClientEvent::Answered { host: h } => host.set(h.clone()),
+                });
+                self.host.set(c.host());
+                self.client.set_value(Some(c.clone()));
+                c
+            }
+        };
+        let connection = views::connect(&transport, config).await?;
+        self.activity.set(None);
+        Ok(Engine {
+            transport,
+            connection: Rc::new(connection),
+        })
+    }
+}
+
+/// A view's answer, and whether a newer one is on its way (the last answer
+/// stays on screen meanwhile: an auto-refresh never blanks the page).
+pub struct ViewData<T: Send + Sync + 'static> {
+    pub answer: RwSignal<Option<Result<Arc<T>, EngineError>>>,
+    pub loading: RwSignal<bool>,
+    again: RwSignal<u32>,
+}
+
+impl<T: Send + Sync + 'static> Clone for ViewData<T> {
+    fn clone(&self) -> Self {
+        *self
+    }
+}
+impl<T: Send + Sync + 'static> Copy for ViewData<T> {}
+
+impl<T: Send + Sync + 'static> ViewData<T> {
+    /// The answer when it is not an error.
+    pub fn ok(&self) -> Option<Arc<T>> {
+        self.answer
+            .with(|a| a.as_ref().and_then(|r| r.as_ref().ok().cloned()))
+    }
+
+    pub fn error(&self) -> Option<EngineError> {
+        self.answer
+            .with(|a| a.as_ref().and_then(|r| r.as_ref().err().cloned()))
+    }
+
+    /// Asks again (the Retry button).
+    pub fn retry(&self) -> Callback<()> {
+        let again = self.again;
+        Callback::new(move |()| again.update(|n| *n += 1))
+    }
+}
+
+/// Asks the core `ask(engine, input)` whenever `input` changes. The request
+/// before it is aborted (a slow outdated answer never overwrites a newer
+/// one), and so is the last one when the view goes away. When an answer is
+/// on screen the app marks it (`performance.mark("saltscope:painted:<name>")`,
+/// at the next frame): the benchmark reads these marks.
+pub fn use_view<I, T, Fut>(
+    name: &'static str,
+    input: impl Fn() -> I + 'static,
+    ask: impl Fn(Engine, I) -> Fut + 'static,
+) -> ViewData<T>
+where
+    I: 'static,
+    T: Send + Sync + 'static,
+    Fut: Future<Output = Result<T, EngineError>> + 'static,
+{
+    let session = use_session();
+    let data = ViewData {
+        answer: RwSignal::new(None),
+        loading: RwSignal::new(true),
+        again: RwSignal::new(0),
+    };
+    let current = StoredValue::new_local(None::<AbortController>);
+    let abort_current = move || {
+        if let Some(c) = current.try_update_value(Option::take).flatten() {
+            c.abort();
+        }
+    };
+    let ask = Rc::new(ask);
+    Effect::new(move |_| {
+        data.again.track();
+        let input = input();
+        let engine = session.startup.get();
+        abort_current();
+        let engine = match engine {
+            None => return,
+            Some(Err(e)) => {
+                data.answer.set(Some(Err(e)));
+                data.loading.set(false);
+                return;
+            }
+            Some(Ok(engine)) => engine,
+        };
+        let controller = AbortController::new().ok();
+        let signal = controller.as_ref().map(AbortController::signal);
+        current.set_value(controller);
+        data.loading.set(true);
+        let ask = ask.clone();
+        spawn_local(async move {
+            let result = ask(engine.scoped(signal.clone()), input).await;
+            if signal.as_ref().is_some_and(AbortSignal::aborted) {
+                return; // superseded, or the view is gone
+            }
+            session.activity.try_set(None);
+            data.answer.try_set(Some(result.map(Arc::new)));
+            data.loading.try_set(false);
+            mark_painted(name);
+        });
+    });
+    on_cleanup(abort_current);
+    data
+}
+
+/// `performance.mark("saltscope:painted:<view>")` at the next animation
+/// frame: the answer is in the DOM and about to be drawn.
+fn mark_painted(view: &'static str) {
+    use wasm_bindgen::closure::Closure;
+    use wasm_bindgen::JsCast;
+    let Some(window) = web_sys::window() else {
+        return;
+    };
+    let mark = Closure::once_into_js(move || {
+        if let Some(p) = web_sys::window().and_then(|w| w.performance()) {
+            let _ = p.mark(&format!("saltscope:painted:{view}"));
+        }
+    });
+    let _ = window.request_animation_frame(mark.unchecked_ref());
+}
 
 #[component]
 pub fn App() -> impl IntoView {
-    let connection: Connection = LocalResource::new(connect);
-    provide_context(connection);
+    let session = Session::new();
+    provide_context(session);
+    session.connect();
+    prefs::provide_prefs();
     view! {
         <Router>
             <header class="topbar">
                 <a href="/" class="brand">"Saltscope"</a>
-                <nav>
+                <nav aria-label="Views">
                     <a href="/">"Jobs"</a>
+                    <a href="/fleet">"Fleet"</a>
                     <a href="/minions">"Minions"</a>
+                    <a href="/drift">"Drift"</a>
+                    <a href="/failures">"Failures"</a>
+                    <a href="/sls">"SLS"</a>
                     <a href="/functions">"Functions"</a>
+                    <a href="/events">"Events"</a>
                     <a href="/audit">"Audit"</a>
                 </nav>
                 <EngineBadge/>
+                <credentials::SignedIn/>
             </header>
+            <Activity/>
             <main>
                 <Routes fallback=|| view! { <p class="notice">"No such page."</p> }>
                     <Route path=path!("/") view=job_list::JobListPage/>
                     <Route path=path!("/job/:jid") view=job_page::JobPage/>
+                    <Route path=path!("/fleet") view=fleet::FleetPage/>
+                    <Route path=path!("/compare") view=compare::ComparePage/>
+                    <Route path=path!("/drift") view=drift::DriftPage/>
+                    <Route path=path!("/failures") view=failures::FailuresPage/>
+                    <Route path=path!("/sls") view=sls::SlsPage/>
                     <Route path=path!("/minions") view=minions::MinionsPage/>
                     <Route path=path!("/minion/:id") view=minions::MinionPage/>
                     <Route path=path!("/functions") view=functions::FunctionsPage/>
                     <Route path=path!("/function/:fun") view=functions::FunctionPage/>
+                    <Route path=path!("/events") view=events::EventsPage/>
                     <Route path=path!("/audit") view=audit::AuditPage/>
                 </Routes>
             </main>
+            <footer class="footer">{move || {
+                let host = session.host.get();
+                (!host.is_empty()).then(|| format!("Engine at {host}"))
+            }}</footer>
         </Router>
     }
 }
@@ -60,19 +338,27 @@ pub fn App() -> impl IntoView {
 /// Which engine answers, or why none does.
 #[component]
 fn EngineBadge() -> impl IntoView {
-    let connection = expect_context::<Connection>();
-    move || {
-        match connection.get() {
+    let session = use_session();
+    move || match session.startup.get() {
         None => view! { <span class="engine">"connecting…"</span> }.into_any(),
-        Some(Ok(engine)) => view! {
-            <span class="engine" title=engine.config.engine_url.clone()>{engine.product.label()}</span>
+        Some(Ok(engine)) => {
+            let label = engine.connection.product.label();
+            view! { <span class="engine">{label}</span> }.into_any()
         }
-        .into_any(),
-        Some(Err(_)) => view! { <span class="engine engine-down">"engine unavailable"</span> }.into_any(),
-    }
+        Some(Err(_)) => {
+            view! { <span class="engine engine-down">"engine unavailable"</span> }.into_any()
+        }
     }
 }
 
-pub fn use_connection() -> Connection {
-    expect_context::<Connection>()
+/// What the client is doing that takes time: retrying a busy engine.
+#[component]
+fn Activity() -> impl IntoView {
+    let session = use_session();
+    move || {
+        session
+            .activity
+            .get()
+            .map(|text| view! { <p class="activity" role="status">{text}</p> })
+    }
 }
