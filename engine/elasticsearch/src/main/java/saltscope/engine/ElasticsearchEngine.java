@@ -24,8 +24,11 @@ public final class ElasticsearchEngine implements EngineMain.Product<Elasticsear
 
     @Override
     public NodeSettings settings(final EngineArgs a) {
-        // node.roles: the runner's default (master, data).
-        return NodeSettings.common(a, "cluster.initial_master_nodes");
+        // The runner's default roles are master and data only; ingest too, as
+        // every node of a default Elasticsearch install has it (the index
+        // templates' summary pipeline needs an ingest node).
+        return NodeSettings.common(a, "cluster.initial_master_nodes")
+                .putList("node.roles", "master", "data", "ingest");
     }
 
     @Override
