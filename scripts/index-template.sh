@@ -12,6 +12,12 @@
 # INDEX_TEMPLATE_DATA=disabled (default)|searchable|flat_object|flattened sets the mapping of `data` in
 # the object-shaped return indices (searchable: the engine's type, detected, see below).
 # VERIFY_KEEP=1 keeps verify's scratch indices (salt-*-ssverify-v1).
+# INDEX_TEMPLATE_SUMMARY=on (default)|off: install the ingest pipeline
+# saltscope-return-summary (deploy/ingest/salt-return-summary.json) and make it the
+# return indices' default_pipeline; it adds saltscope.* (state counts, run_failed,
+# SLS names, the changed states) that the fleet and drift views aggregate instead
+# of reading each state run's data. An engine that refuses the pipeline (no
+# painless) gets the templates without it, with a warning.
 #
 # Templates apply only to indices created after they are installed: existing
 # salt-* indices keep their (dynamic) mappings until they are re-created
@@ -26,6 +32,9 @@ CMD="${1:-}"
 ES_URL="${2:-${ES_URL:-http://127.0.0.1:9200}}"
 ES_URL="${ES_URL%/}"
 TPL_DIR="$SALTSCOPE_REPO/deploy/index-template"
+PIPELINE_FILE="$SALTSCOPE_REPO/deploy/ingest/salt-return-summary.json"
+PIPELINE=saltscope-return-summary
+SUMMARY=${INDEX_TEMPLATE_SUMMARY:-on}
 # file basename -> template name saltscope-<basename>; order: most specific last
 TEMPLATES=(salt-returns salt-returns-objects salt-returns-text salt-master-job-cache salt-master-event-cache)
 PY=python3
@@ -112,11 +121,13 @@ detect() {
 }
 
 render() { # render BASENAME -> the body to PUT (stdout)
-  "$PY" - "$TPL_DIR/$1.json" "$VARIANT" <<'EOF'
+  "$PY" - "$TPL_DIR/$1.json" "$VARIANT" "$SUMMARY" <<'EOF'
 import json, sys
-path, variant = sys.argv[1], sys.argv[2]
+path, variant, summary = sys.argv[1], sys.argv[2], sys.argv[3]
 t = json.load(open(path))
 t.pop("_comment", None)
+if summary != "on":   # no pipeline: an index naming a missing default_pipeline refuses every document
+    t["template"].get("settings", {}).get("index", {}).pop("default_pipeline", None)
 m = t["template"]["mappings"]
 data = m["properties"].get("data")
 if data is not None and data.get("type") == "flat_object":   # the object-shaped returns
@@ -129,9 +140,35 @@ EOF
 }
 
 # ---- commands -------------------------------------------------------------------------------
+install_pipeline() { # PUT the summary pipeline; SUMMARY=off when the engine refuses it
+  [[ "$SUMMARY" == on ]] || { log "summary pipeline: not installed (INDEX_TEMPLATE_SUMMARY=$SUMMARY)"; return 0; }
+  local f out ingest
+  # An index with a default pipeline refuses every document when no node can
+  # run it: a cluster without ingest nodes gets the templates without it.
+  out=$(es GET "/_nodes?filter_path=nodes.*.roles")
+  ingest=$(jget 'sum("ingest" in n.get("roles", []) for n in d.get("nodes", {}).values())' <<<"$out" 2>/dev/null || echo 0)
+  if [[ "$ingest" == 0 ]]; then
+    warn "no ingest node in this cluster (GET /_nodes: ${out:0:200}): installing the templates without the summary pipeline"
+    SUMMARY=off
+    return 0
+  fi
+  f=$(mktemp)
+  "$PY" -c 'import json,sys; b=json.load(open(sys.argv[1])); b.pop("_comment",None); print(json.dumps(b))' "$PIPELINE_FILE" >"$f"
+  out=$(es PUT "/_ingest/pipeline/$PIPELINE" "$f")
+  rm -f "$f"
+  if [[ "$(http_code)" == 200 ]]; then
+    log "installed _ingest/pipeline/$PIPELINE"
+  else
+    warn "PUT _ingest/pipeline/$PIPELINE: HTTP $(http_code): ${out:0:300}"
+    warn "installing the templates without the summary pipeline: the fleet and drift views read the documents"
+    SUMMARY=off
+  fi
+}
+
 cmd_install() {
   detect
   log "$PRODUCT $VERSION at $ES_URL; data variant: $VARIANT ($VARIANT_WHY)"
+  install_pipeline
   local b f out
   for b in "${TEMPLATES[@]}"; do
     f=$(mktemp)
@@ -149,6 +186,11 @@ cmd_install() {
   esac
   echo "  cmd.run/cmd.shell/cmd.run_stdout/cmd.run_stderr/test.version returns: data as text (searchable)"
   echo "  salt-master-job-cache*, salt-master-event-cache*: keys keyword, _stamp date, arg/return kept unindexed"
+  if [[ "$SUMMARY" == on ]]; then
+    echo "  returns (not cmd.run/test.version text): ingest pipeline $PIPELINE adds saltscope.* summary fields"
+  else
+    echo "  no summary pipeline: the fleet and drift views read each state run's data"
+  fi
   echo "NOTE: templates apply only to indices created from now on; existing salt-* indices keep their"
   echo "      mappings (see: scripts/index-template.sh show $ES_URL)."
 }
@@ -164,6 +206,9 @@ cmd_uninstall() {
     esac
   done
   echo "uninstalled; existing indices keep the mappings they were created with"
+  echo "  the ingest pipeline $PIPELINE stays: indices created with the templates name it as their"
+  echo "  default_pipeline, and without it they would refuse every return (DELETE /_ingest/pipeline/$PIPELINE"
+  echo "  once no index names it)"
 }
 
 cmd_show() {
@@ -274,11 +319,12 @@ print(json.dumps({"@timestamp":"2026-12-02T19:14:19.408230+00:00","success":True
     local label=$1 path=$2 q=$3 cond=$4 kind=${5:-pass} out res
     printf '%s' "$q" >"$work/q.json"
     out=$(es POST "$path" "$work/q.json")
-    res=$("$PY" -c 'import json,sys
-d=json.loads(sys.argv[1])
+    # the answer on stdin: a page of big returns passes the kernel's 128 KB limit of one argument
+    res=$(printf '%s' "$out" | "$PY" -c 'import json,sys
+d=json.load(sys.stdin)
 if "error" in d: print("ERROR " + json.dumps(d["error"].get("root_cause",[d["error"]])[0].get("reason"))[:200]); sys.exit(2)
 t=d.get("hits",{}).get("total",{}); n=t.get("value",t) if isinstance(t,dict) else t
-ok=eval(sys.argv[2]); print(("hits=%s " % n) + ("yes" if ok else "no")); sys.exit(0 if ok else 1)' "$out" "$cond") && {
+ok=eval(sys.argv[1]); print(("hits=%s " % n) + ("yes" if ok else "no")); sys.exit(0 if ok else 1)' "$cond") && {
       echo "ok   $label: $res"; return 0; }
     if [[ "$kind" == info ]]; then echo "info $label: $res"; else echo "FAIL $label: $res"; fails=$((fails + 1)); fi
   }
@@ -317,6 +363,19 @@ EOF
   check "range on @timestamp + term success=false" "/$RET/_search" \
     '{"query":{"bool":{"filter":[{"range":{"@timestamp":{"gte":"2026-12-01"}}},{"term":{"success":false}}]}}}' 'n>0'
   check "counts.failed range (states_count docs)" "/$RET/_search" '{"query":{"range":{"counts.failed":{"gte":0}}}}' 'n>0'
+  if [[ "$SUMMARY" == on ]]; then
+    # the ingest pipeline ran on every state run, and its fields aggregate
+    check "summary: every state run has saltscope.summary_version" "/$RET/_search" \
+      '{"query":{"bool":{"filter":[{"terms":{"fun":["state.apply","state.sls","state.highstate"]}}],"must_not":[{"term":{"saltscope.summary_version":1}}]}}}' 'n==0'
+    check "summary: state runs with saltscope.states.total" "/$RET/_search" \
+      '{"query":{"range":{"saltscope.states.total":{"gte":1}}}}' 'n>0'
+    check "summary: terms aggregation on saltscope.sls" "/$RET/_search" \
+      '{"size":0,"aggs":{"s":{"terms":{"field":"saltscope.sls","size":50}}}}' 'len(d["aggregations"]["s"]["buckets"])>0'
+    check "summary: run_failed on state runs that failed" "/$RET/_search" \
+      '{"query":{"bool":{"filter":[{"term":{"saltscope.run_failed":true}},{"prefix":{"fun":"state."}}]}}}' 'n>0'
+    check "summary: no document failed the pipeline" "/$RET/_search" \
+      '{"query":{"exists":{"field":"saltscope_summary_failed"}}}' 'n==0'
+  fi
   check "sort on retcode" "/$RET/_search" '{"size":1,"sort":[{"retcode":"desc"}]}' 'd["hits"]["hits"][0]["_source"]["retcode"]>=2'
 
   # free text as Saltscope sends it (core/src/query/filter.rs: query_string, AND, lenient)
