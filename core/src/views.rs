@@ -38,6 +38,9 @@ use crate::query::minions::{
 };
 use crate::query::scan::{scan, ScanProgress};
 use crate::query::sls::{sls_scan, SlsReport, SlsRoller};
+use crate::query::summary::{
+    parse_unsummarised, unsummarised_search, without_pipeline, ComputedFrom,
+};
 use crate::query::tail::{parse_tail, tail_search, TailState};
 use crate::query::{FieldMap, QueryContext};
 
@@ -227,6 +230,7 @@ pub async fn fleet<T: Transport>(
     filter: &FleetFilter,
 ) -> Result<FleetReport, EngineError> {
     let hours = ctx.config.unreported_hours;
+    let from = computed_from(t, ctx, &filter.minions).await?;
     let mut pages = Vec::new();
     let mut targeted = Vec::new();
     let mut notes = ctx.mapping_notes();
@@ -236,7 +240,7 @@ pub async fn fleet<T: Transport>(
         let searches = (
             returned_after
                 .as_ref()
-                .map(|a| fleet_search(ctx, filter, a.as_deref())),
+                .map(|a| fleet_search(ctx, filter, a.as_deref(), &from)),
             targeted_after
                 .as_ref()
                 .map(|a| targeted_search(ctx, filter, a.as_deref())),
@@ -266,7 +270,21 @@ pub async fn fleet<T: Transport>(
     }
     let mut report = FleetReport::of(pages, targeted, hours);
     report.notes.splice(0..0, notes);
+    report.computed_from = Some(from);
     Ok(report)
+}
+
+/// Whether a fleet-wide view can read the summary pipeline's fields: they
+/// are mapped, and no state run of `minions` (all without) lacks them.
+pub async fn computed_from<T: Transport>(
+    t: &T,
+    ctx: &QueryContext,
+    minions: &[String],
+) -> Result<ComputedFrom, EngineError> {
+    if !ctx.fields.summary {
+        return Ok(without_pipeline());
+    }
+    parse_unsummarised(msearch(t, &unsummarised_search(ctx, minions)).await?)
 }
 
 /// Two state runs side by side: `a` and `b`, or `a` and the state run of
@@ -360,10 +378,11 @@ pub async fn drift<T: Transport>(
     ctx: &QueryContext,
     filter: &DriftFilter,
 ) -> Result<DriftReport, EngineError> {
+    let from = computed_from(t, ctx, &filter.minions).await?;
     let mut counter = DriftCounter::default();
     let mut after: Option<String> = None;
     loop {
-        let answer = msearch(t, &drift_search(ctx, filter, after.as_deref())).await?;
+        let answer = msearch(t, &drift_search(ctx, filter, after.as_deref(), &from)).await?;
         after = counter.add_page(answer, filter)?;
         if after.is_none() {
             break;
@@ -371,5 +390,6 @@ pub async fn drift<T: Transport>(
     }
     let mut report = counter.report();
     report.notes.splice(0..0, ctx.mapping_notes());
+    report.computed_from = Some(from);
     Ok(report)
 }

@@ -81,6 +81,7 @@ fn Drifting(report: Arc<DriftReport>, filter: DriftFilter) -> impl IntoView {
     );
     view! {
         <p class="count">{count}</p>
+        {report.computed_from.as_ref().map(|c| view! { <p class="hint">{c.describe()}</p> })}
         <Notes notes=report.notes.clone()/>
         {report.states.is_empty().then(|| view! { <p class="notice">"Every state is idempotent over these runs."</p> })}
         <table class="drift" aria-label="Changing states">

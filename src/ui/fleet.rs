@@ -107,6 +107,7 @@ fn FleetView(report: Arc<FleetReport>, filter: FleetFilter) -> impl IntoView {
         </nav>
         <p class="count">{heading}</p>
         <p class="hint">{format!("Unreported: no state run for {hours} h (unreported_hours in config.json).")}</p>
+        {report.computed_from.as_ref().map(|c| view! { <p class="hint">{c.describe()}</p> })}
         <Notes notes=report.notes.clone()/>
         {picked.minions.is_empty().then(|| view! { <p class="notice">"No minion matches."</p> })}
         <table class="fleet" aria-label="Fleet">

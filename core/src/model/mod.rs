@@ -6,6 +6,7 @@ mod event;
 pub mod output;
 mod publish;
 mod return_doc;
+mod run_summary;
 mod state;
 mod summary;
 mod tally;
@@ -13,6 +14,9 @@ mod tally;
 pub use event::{family_of, EventDoc, EVENT_FAMILIES};
 pub use publish::{PublishInfo, PublishSource};
 pub use return_doc::{Outcome, ReturnData, ReturnDoc, ReturnFields};
+pub use run_summary::{
+    RunSummary, SUMMARY_FIELD, SUMMARY_PIPELINE, SUMMARY_VERSION, SUMMARY_VERSION_FIELD,
+};
 pub use state::{decode_state_key, StateIdentity, StateKey, StateResult, StateReturn, StateRun};
 pub use summary::HighstateSummary;
 pub use tally::StateTally;

@@ -9,9 +9,10 @@ use serde_json::{json, Value};
 
 use super::filter::{split_list, JobFilter};
 use super::minions::STATE_RUN_FUNCTIONS;
+use super::summary::ComputedFrom;
 use super::QueryContext;
 use crate::engine::{EngineError, SearchAnswer, SearchRequest};
-use crate::model::{ReturnData, ReturnDoc, StateIdentity};
+use crate::model::{ReturnDoc, RunSummary, StateIdentity};
 use crate::text::scalar_text;
 
 /// Minions per search: each brings its last N runs' `changes`.
@@ -77,12 +78,37 @@ impl DriftFilter {
     }
 }
 
-/// A page of minions, each with its last `runs` state runs (only each
-/// state's `changes` and identity).
+/// What drift reads of a run's `data`: each state's `changes` and identity.
+const DRIFT_SOURCE: [&str; 10] = [
+    "jid",
+    "minion",
+    "fun",
+    "@timestamp",
+    "data.*.changes",
+    "data.*.result",
+    "data.*.__id__",
+    "data.*.__sls__",
+    "data.*.__run_num__",
+    "data.*.name",
+];
+
+/// With the summary pipeline's fields: only the states that changed, their
+/// `changes` reduced to keys.
+const DRIFT_SUMMARY_SOURCE: [&str; 6] = [
+    "jid",
+    "minion",
+    "fun",
+    "@timestamp",
+    "saltscope.summary_version",
+    "saltscope.changed",
+];
+
+/// A page of minions, each with its last `runs` state runs.
 pub fn drift_search(
     ctx: &QueryContext,
     filter: &DriftFilter,
     after: Option<&str>,
+    from: &ComputedFrom,
 ) -> SearchRequest {
     let returns = JobFilter {
         minions: filter.minions.clone(),
@@ -102,9 +128,11 @@ pub fn drift_search(
                 "aggs": {"last_runs": {"top_hits": {
                     "size": filter.runs,
                     "sort": [{"@timestamp": {"order": "desc", "unmapped_type": "date"}}],
-                    "_source": ["jid", "minion", "fun", "@timestamp", "data.*.changes",
-                                "data.*.result", "data.*.__id__", "data.*.__sls__",
-                                "data.*.__run_num__", "data.*.name"]
+                    "_source": if from.uses_summary() {
+                        &DRIFT_SUMMARY_SOURCE[..]
+                    } else {
+                        &DRIFT_SOURCE[..]
+                    }
                 }}}
             }}
         }),
@@ -134,6 +162,8 @@ pub struct DriftReport {
     pub minions: u64,
     pub too_few_runs: u64,
     pub notes: Vec<String>,
+    /// Whether the runs were read from the summary fields or `data`.
+    pub computed_from: Option<ComputedFrom>,
 }
 
 /// Collects per minion as pages come.
@@ -185,7 +215,12 @@ impl DriftCounter {
         for hit in runs {
             let doc = ReturnDoc::read_hit(hit);
             minion = doc.minion.clone();
-            let ReturnData::States(states) = &doc.data else {
+            // The changed states, from the summary fields or from `data`:
+            // the same shape either way, counted by the same code.
+            let source = hit.get("_source").unwrap_or(&Value::Null);
+            let summary = RunSummary::from_pipeline(source)
+                .unwrap_or_else(|| RunSummary::of_return(&doc, source.get("data")));
+            let Some(states) = summary.changed_states() else {
                 continue;
             };
             for run in states.runs.iter().filter(|r| r.changed()) {
@@ -246,6 +281,7 @@ impl DriftCounter {
             minions: self.minions,
             too_few_runs: self.too_few_runs,
             notes: Vec::new(),
+            computed_from: None,
         }
     }
 }

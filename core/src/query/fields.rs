@@ -1,5 +1,7 @@
 use serde_json::Value;
 
+use crate::model::SUMMARY_VERSION_FIELD;
+
 /// Which field to aggregate and filter on for each logical field. Dynamic
 /// mappings make strings `text` with a `.keyword` subfield; the project's
 /// index template maps them as `keyword` directly. `_field_caps` tells.
@@ -25,6 +27,10 @@ pub struct FieldMap {
     /// Logical fields the mapping does not have at all (no index has seen
     /// them yet): the views still query, and say why nothing matches.
     pub unmapped: Vec<String>,
+    /// The returns carry the summary pipeline's fields
+    /// ([`crate::model::RunSummary`]): the project's index template and
+    /// ingest pipeline are installed.
+    pub summary: bool,
 }
 
 /// The fields, by their names in the documents.
@@ -70,6 +76,7 @@ impl FieldMap {
             cache_fun,
             cache_target,
             unmapped: Vec::new(),
+            summary: false,
         }
     }
 
@@ -78,6 +85,7 @@ impl FieldMap {
         NAMES
             .iter()
             .flat_map(|n| [n.to_string(), format!("{n}.keyword")])
+            .chain([SUMMARY_VERSION_FIELD.to_string()])
             .collect::<Vec<_>>()
             .join(",")
     }
@@ -103,6 +111,7 @@ impl FieldMap {
             .filter(|n| types(n).is_none() && types(&format!("{n}.keyword")).is_none())
             .map(|n| n.to_string())
             .collect();
+        map.summary = types(SUMMARY_VERSION_FIELD).is_some();
         map
     }
 
@@ -154,5 +163,14 @@ mod tests {
         let fields = FieldMap::caps_fields();
         assert!(fields.contains("jid,jid.keyword"));
         assert!(fields.contains("load.tgt,load.tgt.keyword"));
+        assert!(fields.contains("saltscope.summary_version"));
+    }
+
+    #[test]
+    fn the_summary_pipeline_is_known_by_its_version_field() {
+        assert!(!FieldMap::from_field_caps(&json!({"fields": {}})).summary);
+        let caps = json!({"fields": {"saltscope.summary_version":
+            {"integer": {"type": "integer", "aggregatable": true}}}});
+        assert!(FieldMap::from_field_caps(&caps).summary);
     }
 }

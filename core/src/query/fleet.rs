@@ -4,42 +4,52 @@
 //! `unreported_hours`. A minion is known from any return it ever sent, so
 //! one that stopped running states is counted as unreported, not left out.
 //!
-//! Computed from the documents as written (no ingest pipeline needed): a
-//! composite aggregation on minion, each bucket's newest state run with
-//! only each state's `result`, `changes` and `__sls__`, classified here;
-//! then the minions the master's publish events targeted (`data.minions`),
-//! so a minion that never returned at all is there too.
+//! A composite aggregation on minion, each bucket's newest state run
+//! classified here from its [`RunSummary`]: the summary pipeline's fields
+//! when every run has them, else each state's `result`, `changes` and
+//! `__sls__` read from `data` ([`ComputedFrom`]); then the minions the
+//! master's publish events targeted (`data.minions`), so a minion that never
+//! returned at all is there too.
 
 use std::collections::BTreeSet;
 
 use serde_json::{json, Value};
 
 use super::filter::{split_list, JobFilter};
-use super::minions::STATE_RUN_FUNCTIONS;
+use super::minions::{RUN_FIELDS, STATE_RUN_FUNCTIONS};
+use super::summary::ComputedFrom;
 use super::QueryContext;
 use crate::config::glob_match;
 use crate::engine::{EngineError, SearchAnswer, SearchRequest};
-use crate::model::{HighstateSummary, ReturnDoc, StateReturn};
+use crate::model::{HighstateSummary, ReturnDoc, RunSummary};
 use crate::text::scalar_text;
 use crate::time::parse_utc;
 
 /// Minions per search: each brings its latest run's per-state results.
 pub const FLEET_PAGE_SIZE: usize = 500;
 
-/// What the classification reads of a state run: never the states' output,
-/// comments or diffs' bodies beyond `changes` itself.
-pub const FLEET_SOURCE: [&str; 10] = [
-    "jid",
-    "minion",
-    "fun",
-    "success",
-    "retcode",
-    "@timestamp",
-    "data.*.result",
-    "data.*.changes",
-    "data.*.__sls__",
-    "data.*.__run_num__",
-];
+/// What the classification reads of a state run: with the summary
+/// pipeline's fields no `data` at all, else from `data` only each state's
+/// `result`, `changes`, `__sls__` and `__run_num__` — never outputs or
+/// comments.
+pub fn fleet_source(from: &ComputedFrom) -> Vec<&'static str> {
+    let run = if from.uses_summary() {
+        [
+            "saltscope.summary_version",
+            "saltscope.run_failed",
+            "saltscope.states",
+            "saltscope.sls",
+        ]
+    } else {
+        [
+            "data.*.result",
+            "data.*.changes",
+            "data.*.__sls__",
+            "data.*.__run_num__",
+        ]
+    };
+    RUN_FIELDS.into_iter().chain(run).collect()
+}
 
 /// A minion's standing, worst first.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
@@ -232,6 +242,8 @@ pub struct FleetReport {
     pub minions: Vec<FleetMinion>,
     pub unreported_hours: u64,
     pub notes: Vec<String>,
+    /// Whether the runs were read from the summary fields or `data`.
+    pub computed_from: Option<ComputedFrom>,
 }
 
 /// What the page shows of a [`FleetReport`]: the SLS and standing
@@ -278,6 +290,7 @@ impl FleetReport {
             minions,
             unreported_hours,
             notes,
+            computed_from: None,
         }
     }
 
@@ -319,6 +332,7 @@ pub fn fleet_search(
     ctx: &QueryContext,
     filter: &FleetFilter,
     after: Option<&str>,
+    from: &ComputedFrom,
 ) -> SearchRequest {
     let fields = &ctx.fields;
     let returns = JobFilter {
@@ -342,7 +356,7 @@ pub fn fleet_search(
                         "aggs": {"latest": {"top_hits": {
                             "size": 1,
                             "sort": [{"@timestamp": {"order": "desc", "unmapped_type": "date"}}],
-                            "_source": FLEET_SOURCE
+                            "_source": fleet_source(from)
                         }}}
                     }
                 }
@@ -351,31 +365,23 @@ pub fn fleet_search(
     )
 }
 
-/// Reads a state run hit into its class.
+/// Reads a state run hit into its class: from the summary pipeline's
+/// fields when the hit has them, else from its `data`. One classification,
+/// [`FleetStatus::of_run`], either way.
 pub fn fleet_run(hit: &Value) -> FleetRun {
     let doc = ReturnDoc::read_hit(hit);
-    let data = hit.pointer("/_source/data");
-    let states = data.and_then(Value::as_object).and_then(StateReturn::read);
-    let summary = states
-        .as_ref()
-        .map(|s| HighstateSummary::of(&s.runs))
-        .unwrap_or_default();
-    let sls: BTreeSet<String> = states
-        .iter()
-        .flat_map(|s| s.runs.iter().filter_map(|r| r.sls.clone()))
-        .collect();
-    // A render error or a refused run: no states, the return says failed.
-    let run_failed = doc.success == Some(false)
-        || doc.retcode.is_some_and(|c| c != 0)
-        || (states.is_none() && data.is_some_and(|d| !d.is_null()));
+    let source = hit.get("_source").unwrap_or(&Value::Null);
+    let run = RunSummary::from_pipeline(source)
+        .unwrap_or_else(|| RunSummary::of_return(&doc, source.get("data")));
+    let summary = run.states.unwrap_or_default();
     FleetRun {
-        status: FleetStatus::of_run(&summary, run_failed),
+        status: FleetStatus::of_run(&summary, run.run_failed),
         at_ms: doc.timestamp.as_deref().and_then(|t| parse_utc(t).ok()),
         jid: doc.jid,
         fun: doc.fun,
         timestamp: doc.timestamp,
         summary,
-        sls: sls.into_iter().collect(),
+        sls: run.sls,
     }
 }
 
@@ -520,6 +526,63 @@ mod tests {
         );
     }
 
+    /// The fields the summary pipeline writes for `run`.
+    fn pipeline_fields(run: &RunSummary) -> Value {
+        let mut fields = json!({"summary_version": 1, "run_failed": run.run_failed});
+        if let Some(s) = &run.states {
+            fields["states"] = json!({"total": s.total, "succeeded": s.succeeded,
+                "unchanged": s.unchanged, "changed": s.changed, "failed": s.failed});
+            fields["sls"] = json!(run.sls);
+            fields["changed"] = Value::Object(run.changed.clone());
+        }
+        fields
+    }
+
+    #[test]
+    fn a_run_is_classified_the_same_from_its_summary_fields_as_from_its_data() {
+        let at = "2026-11-29T08:00:00+00:00";
+        let runs = [
+            (
+                0,
+                json!({"file_|-a_|-/a_|-managed": state(json!(true), json!({"diff": "+x"}), "web", 0),
+                       "pkg_|-b_|-b_|-installed": state(json!(true), json!({}), "base", 1)}),
+            ),
+            (
+                2,
+                json!({"cmd_|-c_|-false_|-run": state(json!(false), json!({}), "web", 0)}),
+            ),
+            (1, json!(["Rendering SLS 'base:web' failed"])),
+            (
+                0,
+                json!({"file_|-a_|-/a_|-managed": state(Value::Null, json!({"diff": "+x"}), "web", 0)}),
+            ),
+            (
+                0,
+                json!({"file_|-a_|-/a_|-managed": state(json!(true), json!({}), "web", 0)}),
+            ),
+        ];
+        for (retcode, data) in runs {
+            let hit = run_hit("m", at, retcode, data);
+            let run =
+                RunSummary::of_return(&ReturnDoc::read_hit(&hit), hit.pointer("/_source/data"));
+            let mut summarised = hit.clone();
+            let source = summarised["_source"].as_object_mut().unwrap();
+            source.remove("data");
+            source.insert("saltscope".into(), pipeline_fields(&run));
+            let (from_data, from_fields) = (fleet_run(&hit), fleet_run(&summarised));
+            assert_eq!(
+                from_fields,
+                FleetRun {
+                    summary: HighstateSummary {
+                        total_ms: 0.0,
+                        ..from_data.summary
+                    },
+                    ..from_data
+                }
+            );
+        }
+    }
+
     #[test]
     fn the_search_reads_only_results_changes_and_sls_and_pages_by_minion() {
         let s = fleet_search(
@@ -529,6 +592,7 @@ mod tests {
                 ..FleetFilter::default()
             },
             Some("db-02"),
+            &ComputedFrom::Documents(String::new()),
         );
         let body = s.body.to_string();
         assert!(body.contains(r#""after":{"minion":"db-02"}"#), "{body}");

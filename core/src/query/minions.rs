@@ -16,30 +16,29 @@ pub const MINION_PAGE_SIZE: usize = 200;
 /// State functions whose latest run says whether a minion is in its state.
 pub const STATE_RUN_FUNCTIONS: [&str; 3] = ["state.apply", "state.highstate", "state.sls"];
 
+/// A return's own fields, which every per-run view reads.
+pub const RUN_FIELDS: [&str; 6] = ["jid", "minion", "fun", "success", "retcode", "@timestamp"];
+
 /// The part of a return the latest-run columns need: never `data` itself,
 /// only each state's `result` (a state return can be megabytes).
-pub const LATEST_SOURCE: [&str; 8] = [
-    "jid",
-    "minion",
-    "fun",
-    "success",
-    "retcode",
-    "@timestamp",
-    "counts",
-    "data.*.result",
-];
+pub fn latest_source() -> Vec<&'static str> {
+    RUN_FIELDS
+        .into_iter()
+        .chain(["counts", "data.*.result"])
+        .collect()
+}
 
 /// A page of minions by id after `after`.
 fn minion_composite(fields: &FieldMap, after: Option<&str>) -> Value {
     super::minion_composite(&fields.minion, MINION_PAGE_SIZE, after)
 }
 
-/// The newest return of the bucket, with only [`LATEST_SOURCE`].
+/// The newest return of the bucket, with only [`latest_source`].
 fn latest_hit_agg() -> Value {
     json!({"top_hits": {
         "size": 1,
         "sort": [{"@timestamp": {"order": "desc", "unmapped_type": "date"}}],
-        "_source": LATEST_SOURCE
+        "_source": latest_source()
     }})
 }
 

@@ -17,6 +17,7 @@ pub mod jobs;
 pub mod minions;
 pub mod scan;
 pub mod sls;
+pub mod summary;
 pub mod tail;
 pub mod timeline;
 

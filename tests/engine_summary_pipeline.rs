@@ -1,0 +1,158 @@
+//! The summary pipeline (deploy/ingest/salt-return-summary.json) and the
+//! core compute the same thing: every real Salt return run through the
+//! engine's own ingest (`_simulate`, on any engine) summarises exactly as
+//! `RunSummary::of_return` reads its `data`; and where the returns were
+//! indexed through the pipeline (the Elasticsearch run installs the index
+//! templates), the fleet and drift views give the same answer from the
+//! summary fields as from the documents.
+
+mod common;
+
+use saltscope_core::engine::native::block_on;
+use saltscope_core::engine::{send_json, Body, HttpRequest};
+use saltscope_core::model::{HighstateSummary, ReturnDoc, RunSummary};
+use saltscope_core::query::drift::DriftFilter;
+use saltscope_core::query::fleet::{FleetFilter, FleetReport};
+use saltscope_core::query::summary::ComputedFrom;
+use saltscope_core::views;
+use serde_json::{json, Value};
+
+fn pipeline() -> Value {
+    let path = concat!(
+        env!("CARGO_MANIFEST_DIR"),
+        "/deploy/ingest/salt-return-summary.json"
+    );
+    let text = std::fs::read_to_string(path).unwrap_or_else(|e| panic!("{path}: {e}"));
+    let mut body: Value = serde_json::from_str(&text).expect("the pipeline is JSON");
+    body.as_object_mut().expect("an object").remove("_comment");
+    body
+}
+
+/// Durations are not summarised by the pipeline.
+fn without_durations(mut s: RunSummary) -> RunSummary {
+    s.states = s.states.map(|states| HighstateSummary {
+        total_ms: 0.0,
+        ..states
+    });
+    s
+}
+
+#[test]
+fn the_pipeline_and_the_core_summarise_every_real_return_alike() {
+    let Some(engine) = common::engine() else {
+        return;
+    };
+    let returns = engine.all_returns();
+    assert!(returns.len() > 20, "the real Salt data is loaded");
+    let pipeline = pipeline();
+    let (mut state_runs, mut failed_runs, mut changed_states) = (0, 0, 0);
+    for batch in returns.chunks(200) {
+        let docs: Vec<Value> = batch
+            .iter()
+            .map(|h| json!({"_index": h["_index"], "_id": h["_id"], "_source": h["_source"]}))
+            .collect();
+        let answer = block_on(send_json(
+            &engine.transport,
+            &HttpRequest::post(
+                "/_ingest/pipeline/_simulate",
+                Body::Json(json!({"pipeline": pipeline, "docs": docs})),
+            ),
+        ))
+        .expect("_simulate the summary pipeline");
+        let results = answer["docs"].as_array().expect("docs");
+        assert_eq!(results.len(), batch.len());
+        for (hit, result) in batch.iter().zip(results) {
+            let id = format!("{}/{}", hit["_index"], hit["_id"]);
+            let source = &result["doc"]["_source"];
+            assert!(
+                source.get("saltscope_summary_failed").is_none() && result.get("error").is_none(),
+                "the pipeline failed on {id}: {result}"
+            );
+            let by_pipeline = RunSummary::from_pipeline(source)
+                .unwrap_or_else(|| panic!("{id} has no summary: {source}"));
+            let doc = ReturnDoc::read_hit(hit);
+            let by_core =
+                without_durations(RunSummary::of_return(&doc, hit.pointer("/_source/data")));
+            assert_eq!(by_pipeline, by_core, "{id} ({})", doc.fun);
+            state_runs += usize::from(by_core.states.is_some());
+            failed_runs += usize::from(by_core.run_failed);
+            changed_states += by_core.changed.len();
+        }
+    }
+    // The comparison covered what it is about.
+    assert!(state_runs >= 10, "{state_runs} state runs");
+    assert!(failed_runs >= 3, "{failed_runs} failed runs");
+    assert!(changed_states >= 10, "{changed_states} changed states");
+    eprintln!(
+        "{} returns: {state_runs} state runs, {failed_runs} failed runs, {changed_states} changed states agree",
+        returns.len()
+    );
+}
+
+fn comparable(mut report: FleetReport) -> FleetReport {
+    report.computed_from = None;
+    report.notes.clear();
+    for m in &mut report.minions {
+        if let Some(run) = &mut m.latest_run {
+            run.summary.total_ms = 0.0;
+        }
+    }
+    report
+}
+
+#[test]
+fn with_the_pipeline_the_fleet_and_drift_agree_with_reading_the_documents() {
+    let Some(engine) = common::engine() else {
+        return;
+    };
+    if !engine.connection.fields.summary {
+        // test.sh installs the templates (and so the pipeline) on Elasticsearch
+        // only: OpenSearch runs on the returner's dynamic mappings.
+        assert_ne!(
+            std::env::var("ENGINE").as_deref(),
+            Ok("elasticsearch"),
+            "the Elasticsearch run has the index templates, so its returns must have the summary fields"
+        );
+        eprintln!("no summary fields in this engine's returns: the documents path is the only one");
+        return;
+    }
+    let with = engine.ctx();
+    let mut without = with.clone();
+    without.fields.summary = false;
+
+    let fleet = |ctx| {
+        block_on(views::fleet(
+            &engine.transport,
+            ctx,
+            &FleetFilter::default(),
+        ))
+    };
+    let (a, b) = (
+        fleet(&with).expect("fleet"),
+        fleet(&without).expect("fleet"),
+    );
+    assert_eq!(a.computed_from, Some(ComputedFrom::SummaryFields));
+    assert!(matches!(b.computed_from, Some(ComputedFrom::Documents(_))));
+    assert!(a.minions.len() >= 5, "{} minions", a.minions.len());
+    assert_eq!(comparable(a), comparable(b));
+
+    let filter = DriftFilter {
+        runs: 3,
+        changed_in: 3,
+        ..DriftFilter::default()
+    };
+    let drift = |ctx| block_on(views::drift(&engine.transport, ctx, &filter));
+    let (mut a, mut b) = (
+        drift(&with).expect("drift"),
+        drift(&without).expect("drift"),
+    );
+    assert_eq!(a.computed_from, Some(ComputedFrom::SummaryFields));
+    assert!(
+        a.states.iter().any(|s| s.state_id == "drift.every_run"),
+        "{:?}",
+        a.states
+    );
+    (a.computed_from, b.computed_from) = (None, None);
+    (a.notes, b.notes) = (Vec::new(), Vec::new());
+    assert_eq!(a, b);
+}
