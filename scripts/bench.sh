@@ -6,7 +6,10 @@
 # the requests and bytes each case cost. On the real Salt data and on
 # generated returns at 10k, 100k and 1M; the job pages of a 4-minion
 # state.apply (real), of 1 minion x 10,000 states, of 2,000 minions and of a
-# 5 MB cmd.run output (generated); then the export comparison
+# 5 MB cmd.run output (generated); the fleet-wide views (fleet status, drift,
+# failure patterns, SLS rollups) natively through the core, on the largest set
+# as loaded (documents) and loaded again through the summary ingest pipeline
+# (prefix <set>p, SUMMARY_PIPELINE=1); then the export comparison
 # (scripts/bench-export.sh).
 #
 #   scripts/bench.sh
@@ -14,7 +17,8 @@
 # Env: ES_URL (an engine to use; else one is started on BENCH_ENGINE_PORT,
 # default 9240, heap 2g, and stopped after), BENCH_NGINX_PORT (8096),
 # BENCH_RUNS (3), BENCH_SIZES ("10000 100000 1000000"), SKIP_SALT_DATA=1
-# (reuse the engine's real Salt data and its manifest), SKIP_EXPORT=1.
+# (reuse the engine's real Salt data and its manifest), SKIP_EXPORT=1,
+# SKIP_INSIGHTS=1, SKIP_VIEWS=1.
 set -euo pipefail
 . "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
 cd "$SALTSCOPE_REPO"
@@ -64,11 +68,24 @@ for n in ${BENCH_SIZES:-10000 100000 1000000}; do
 done
 jobs_json+="}"
 
-NGINX_PORT=$PORT ENGINE_URL=$ES_URL scripts/nginx.sh restart >&2
-echo "== views (app's own marks vs the engine's floor) =="
-BASE_URL=http://127.0.0.1:$PORT BENCH_SETS=$sets BENCH_JOBS=$jobs_json BENCH_RUNS=${BENCH_RUNS:-3} \
-  node e2e/bench/bench.mjs
-echo
+if [[ ${SKIP_VIEWS:-0} != 1 ]]; then
+  NGINX_PORT=$PORT ENGINE_URL=$ES_URL scripts/nginx.sh restart >&2
+  echo "== views (app's own marks vs the engine's floor) =="
+  BASE_URL=http://127.0.0.1:$PORT BENCH_SETS=$sets BENCH_JOBS=$jobs_json BENCH_RUNS=${BENCH_RUNS:-3} \
+    node e2e/bench/bench.mjs
+  echo
+fi
+if [[ ${SKIP_INSIGHTS:-0} != 1 ]]; then
+  # The largest set again, through the summary pipeline.
+  largest=${sets##*,}; largest=${largest%%:*}
+  SUMMARY_PIPELINE=1 RETURNS=$n PREFIX=${largest}p scripts/generate.sh >&2
+  echo "== fleet-wide views (core, native transport; budgets at 1M: fleet <= 1 s with the pipeline,"
+  echo "   drift over the last 5 runs <= 30 s streaming, <= 2 s with the pipeline) =="
+  cargo build --release -q -p saltscope-core --features native --example insights_bench
+  BENCH_RUNS=${BENCH_RUNS:-3} "${CARGO_TARGET_DIR:-$SALTSCOPE_REPO/target}/release/examples/insights_bench" \
+    salt "$largest" "${largest}p"
+  echo
+fi
 echo "== dist =="
 # What the browser downloads, from the precompressed files build.sh wrote.
 for enc in gz br; do

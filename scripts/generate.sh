@@ -36,6 +36,9 @@
 #   printed at the end (last stdout line: JSON {"special_jobs": {<name>: {jid, fun, index, …}}},
 #   also when the set was loaded already) and kept in the marker doc's `special_jobs`:
 #     curl -s "$ES_URL/saltscope-gen-meta/_doc/$PREFIX" | jq ._source.special_jobs
+# SUMMARY_PIPELINE=1: the return indices are created as the project's index template makes
+#   them, through the ingest pipeline saltscope-return-summary (saltscope.* summary fields);
+#   use a prefix of its own (not part of the marker's comparison).
 # Point the app at it with config.json: "index_pattern": "saltgen-*",
 #   "job_cache_index": "saltgen-master-job-cache",
 #   "event_index_pattern": "saltgen-master-event-cache*"
@@ -57,6 +60,7 @@ big=()
 [[ -n "${MINIONS_PER_JOB_FUN:-}" ]] && big+=(--minions-per-job-fun "$MINIONS_PER_JOB_FUN")
 [[ "${OUTPUT_BYTES:-0}" != 0 ]] && big+=(--output-bytes "$OUTPUT_BYTES")
 [[ "${EVENTS:-0}" != 0 ]] && big+=(--events "$EVENTS")
+[[ "${SUMMARY_PIPELINE:-0}" == 1 ]] && big+=(--summary-pipeline)
 
 have cargo || die "cargo not found (PATH=$PATH)"
 curl -sf --max-time 5 "$ES_URL/" >/dev/null || die "no engine answers on $ES_URL (start one: ENGINE_PORT=9200 scripts/engine.sh start)"

@@ -45,6 +45,9 @@ listed at the end (last line: JSON) and in the marker document:
   --replace            delete existing <prefix>-* indices first
   --skip-if-loaded     exit 0 without loading when the marker says the same set is loaded
   --keep-refresh       don't turn index refresh off during the load
+  --summary-pipeline   create the return indices as the project's index template does,
+                       through the ingest pipeline saltscope-return-summary (installed
+                       from deploy/ingest/): returns carry the saltscope.* summary fields
   --dry-run --out F    write the bulk NDJSON to F ('-' = stdout) instead of loading
 ";
 
@@ -56,6 +59,8 @@ pub struct Opts {
     pub replace: bool,
     pub skip_if_loaded: bool,
     pub keep_refresh: bool,
+    /// Return indices as the index template makes them, through the summary pipeline.
+    pub summary_pipeline: bool,
     pub dry_run: bool,
     pub out: Option<String>,
 }
@@ -77,6 +82,7 @@ pub fn parse_args() -> Result<Opts, String> {
         replace: false,
         skip_if_loaded: false,
         keep_refresh: false,
+        summary_pipeline: false,
         dry_run: false,
         out: None,
     };
@@ -124,6 +130,7 @@ pub fn parse_args() -> Result<Opts, String> {
             "--replace" => o.replace = true,
             "--skip-if-loaded" => o.skip_if_loaded = true,
             "--keep-refresh" => o.keep_refresh = true,
+            "--summary-pipeline" => o.summary_pipeline = true,
             "--dry-run" => o.dry_run = true,
             "--out" => o.out = Some(val()?),
             _ => return Err(format!("unknown option '{a}'\n\n{USAGE}")),

@@ -6,7 +6,9 @@ use saltscope_gen::cli::{parse_args, Opts};
 use saltscope_gen::gen::{event_index, job_cache_index, return_index, Fun, Plan, FUNS};
 use saltscope_gen::http::{cat_indices, Http};
 use saltscope_gen::load::{Loader, Stats};
-use saltscope_gen::mappings::{big_state_index_body, event_cache_index_body};
+use saltscope_gen::mappings::{
+    big_state_index_body, event_cache_index_body, summarised_index_body, summary_pipeline,
+};
 use saltscope_gen::marker::{marker_doc, print_summary, MARKER_INDEX, MARKER_KEYS};
 use std::collections::BTreeMap;
 use std::io::Write;
@@ -157,10 +159,22 @@ fn run(o: Opts) -> Result<i32, String> {
             &format!("/{MARKER_INDEX}/_doc/{prefix}"),
             None,
         );
+        if o.summary_pipeline {
+            let (name, body) = summary_pipeline()?;
+            http.ok(
+                Method::Put,
+                &format!("/_ingest/pipeline/{name}"),
+                Some(&body.to_string()),
+            )?;
+            eprintln!("saltscope-gen: ingest pipeline {name} installed; the return indices run it");
+        }
         // As the returner does: create `<name>-v1` (1 shard, 0 replicas), then the alias.
         let big_states_index = return_index(&prefix, Fun::StateApply);
+        let master_indices = format!("{prefix}-master-");
         for name in &indices {
-            let body = if cfg.states_per_return > 0 && *name == big_states_index {
+            let body = if o.summary_pipeline && !name.starts_with(&master_indices) {
+                summarised_index_body()?.to_string()
+            } else if cfg.states_per_return > 0 && *name == big_states_index {
                 big_state_index_body()?.to_string()
             } else if cfg.events > 0 && *name == event_index(&prefix) {
                 event_cache_index_body()?.to_string()

@@ -32,6 +32,51 @@ pub fn big_state_index_body() -> Result<serde_json::Value, String> {
     }))
 }
 
+/// The project's catch-all return template and the summary pipeline it names.
+const RETURNS_TEMPLATE: &str = include_str!("../../../deploy/index-template/salt-returns.json");
+const SUMMARY_PIPELINE: &str = include_str!("../../../deploy/ingest/salt-return-summary.json");
+
+/// The summary pipeline's name and its body (without `_comment`), for
+/// `PUT /_ingest/pipeline/<name>`.
+pub fn summary_pipeline() -> Result<(String, serde_json::Value), String> {
+    let t: serde_json::Value =
+        serde_json::from_str(RETURNS_TEMPLATE).map_err(|e| format!("salt-returns.json: {e}"))?;
+    let name = t
+        .pointer("/template/settings/index/default_pipeline")
+        .and_then(serde_json::Value::as_str)
+        .ok_or("salt-returns.json: no template.settings.index.default_pipeline")?
+        .to_string();
+    let mut body: serde_json::Value = serde_json::from_str(SUMMARY_PIPELINE)
+        .map_err(|e| format!("salt-return-summary.json: {e}"))?;
+    if let Some(o) = body.as_object_mut() {
+        o.remove("_comment");
+    }
+    Ok((name, body))
+}
+
+/// The create-index body of a return index with `--summary-pipeline`: the
+/// mappings and settings of deploy/index-template's `salt-returns` (`data`
+/// stored, not indexed; the `saltscope.*` summary fields; the summary
+/// pipeline as `index.default_pipeline`), as an operator who installed the
+/// templates has them.
+pub fn summarised_index_body() -> Result<serde_json::Value, String> {
+    let t: serde_json::Value =
+        serde_json::from_str(RETURNS_TEMPLATE).map_err(|e| format!("salt-returns.json: {e}"))?;
+    let mappings = t
+        .pointer("/template/mappings")
+        .cloned()
+        .ok_or("salt-returns.json: no template.mappings")?;
+    let pipeline = t
+        .pointer("/template/settings/index/default_pipeline")
+        .cloned()
+        .ok_or("salt-returns.json: no default_pipeline")?;
+    Ok(serde_json::json!({
+        "settings": {"number_of_shards": 1, "number_of_replicas": 0,
+                     "index": {"default_pipeline": pipeline}},
+        "mappings": mappings,
+    }))
+}
+
 /// The project's index template for the master event cache.
 const EVENT_CACHE_TEMPLATE: &str =
     include_str!("../../../deploy/index-template/salt-master-event-cache.json");
@@ -70,6 +115,19 @@ mod tests {
         assert_eq!(props["jid"]["type"], "keyword");
         assert_eq!(props["@timestamp"]["type"], "date");
         assert_eq!(body["settings"]["number_of_replicas"], 0);
+    }
+
+    #[test]
+    fn a_summarised_return_index_runs_the_pipeline_the_template_names() {
+        let body = summarised_index_body().expect("the template parses");
+        let (name, pipeline) = summary_pipeline().expect("the pipeline parses");
+        assert_eq!(body["settings"]["index"]["default_pipeline"], name.as_str());
+        assert_eq!(
+            body["mappings"]["properties"]["saltscope"]["properties"]["changed"]["enabled"],
+            false
+        );
+        assert_eq!(pipeline["processors"][0]["script"]["lang"], "painless");
+        assert!(pipeline.get("_comment").is_none());
     }
 
     #[test]
