@@ -2,7 +2,8 @@
 //! nothing), through the same core functions the app calls and the native
 //! transport: fleet status and drift over the last 5 runs, each by the
 //! summary pipeline's fields where the returns have them and by reading the
-//! documents; failure patterns and SLS rollups (always the documents).
+//! documents; a run compared with the previous one; failure patterns and
+//! SLS rollups (always the documents).
 //!
 //!   ES_URL=http://127.0.0.1:9250 cargo run --release -p saltscope-core \
 //!     --features native --example insights_bench -- saltb1m saltb1mp
@@ -14,6 +15,7 @@ use std::time::{Duration, Instant};
 
 use saltscope_core::config::AppConfig;
 use saltscope_core::engine::native::{block_on, native_client, NativeTransport};
+use saltscope_core::query::compare::{CompareRequest, RunRef};
 use saltscope_core::query::drift::DriftFilter;
 use saltscope_core::query::failures::FailureFilter;
 use saltscope_core::query::filter::TimeRange;
@@ -103,6 +105,34 @@ fn main() {
                 "fleet status",
                 path(&report.computed_from),
                 report.minions.len()
+            );
+        }
+        // The newest state run of the fleet's first minion, against its previous one.
+        let fleet = block_on(views::fleet(&t, &ctx, &FleetFilter::default())).expect("fleet");
+        if let Some((minion, run)) = fleet
+            .minions
+            .iter()
+            .find_map(|m| Some((m.minion.clone(), m.latest_run.clone()?)))
+        {
+            let request = CompareRequest {
+                a: RunRef {
+                    jid: run.jid,
+                    minion,
+                },
+                b: None,
+            };
+            let (ms, result) = timed(runs, || block_on(views::compare(&t, &ctx, &request)));
+            let answer = match result {
+                Ok(c) => format!(
+                    "{} differing, {} identical states",
+                    c.states.len(),
+                    c.identical
+                ),
+                Err(e) => format!("no comparison: {e}"),
+            };
+            println!(
+                "{prefix:<10} {:<28} {:<20} {ms:>9.0}  {answer}",
+                "compare with previous run", "documents (two runs)"
             );
         }
         let drift = DriftFilter::default();
