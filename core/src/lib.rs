@@ -15,6 +15,7 @@ pub mod export;
 pub mod model;
 pub mod query;
 pub mod route;
+pub mod sort;
 pub mod text;
 pub mod time;
 pub mod views;

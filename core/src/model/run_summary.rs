@@ -5,6 +5,7 @@
 //! [`RunSummary::of_return`]; the integration test `summary_pipeline` runs
 //! the real Salt documents through it and proves the two agree.
 
+use crate::sort;
 use std::collections::BTreeSet;
 
 use serde_json::{Map, Value};
@@ -94,7 +95,7 @@ impl RunSummary {
             Some(Value::String(s)) => vec![s.clone()],
             _ => Vec::new(),
         };
-        sls.sort();
+        sort::sort(&mut sls);
         sls.dedup();
         Some(RunSummary {
             states,

@@ -1,3 +1,4 @@
+use crate::sort;
 use serde_json::{Map, Value};
 
 /// A state's key in a state return, after the returner's dot rewriting:
@@ -219,7 +220,7 @@ impl StateReturn {
         }
         // The order prefix on keys is optional and unreliable: `__run_num__`
         // decides; the key only breaks ties so the order is stable.
-        runs.sort_by(|a, b| {
+        sort::sort_by(&mut runs, |a, b| {
             (a.run_num.is_none(), a.run_num, &a.key).cmp(&(b.run_num.is_none(), b.run_num, &b.key))
         });
         Some(StateReturn { runs, notes })

@@ -13,6 +13,7 @@ use super::summary::ComputedFrom;
 use super::QueryContext;
 use crate::engine::{EngineError, SearchAnswer, SearchRequest};
 use crate::model::{ReturnDoc, RunSummary, StateIdentity};
+use crate::sort;
 use crate::text::scalar_text;
 
 /// Minions per search: each brings its last N runs' `changes`.
@@ -265,12 +266,12 @@ impl DriftCounter {
             .into_values()
             .map(|(mut s, keys)| {
                 let mut keys: Vec<(String, u64)> = keys.into_iter().collect();
-                keys.sort_by(|a, b| b.1.cmp(&a.1).then_with(|| a.0.cmp(&b.0)));
+                sort::sort_by(&mut keys, |a, b| b.1.cmp(&a.1).then_with(|| a.0.cmp(&b.0)));
                 s.change_keys = keys.into_iter().map(|(k, _)| k).collect();
                 s
             })
             .collect();
-        states.sort_by(|a, b| {
+        sort::sort_by(&mut states, |a, b| {
             b.minions
                 .len()
                 .cmp(&a.minions.len())

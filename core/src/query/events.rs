@@ -10,6 +10,7 @@ use super::{hits, total_hits, FieldMap, QueryContext};
 use crate::engine::{EngineError, SearchRequest};
 use crate::model::{EventDoc, EVENT_FAMILIES};
 use crate::route::param;
+use crate::sort;
 use crate::text::scalar_text;
 
 pub const EVENTS_PAGE_SIZE: usize = 100;
@@ -311,7 +312,7 @@ pub fn parse_events(
                 .map(|(glob, label)| (glob.to_string(), label.to_string(), count(glob)))
                 .filter(|(_, _, n)| *n > 0)
                 .collect();
-            families.sort_by_key(|f| std::cmp::Reverse(f.2));
+            sort::sort_by_key(&mut families, |f| std::cmp::Reverse(f.2));
             let other = count("other");
             if other > 0 {
                 families.push(("other".into(), "other tags".into(), other));

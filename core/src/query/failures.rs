@@ -13,6 +13,7 @@ use super::minions::STATE_RUN_FUNCTIONS;
 use super::scan::{Scan, ScanEnd};
 use super::QueryContext;
 use crate::model::{ReturnData, ReturnDoc, StateResult};
+use crate::sort;
 use crate::time::parse_utc;
 
 /// Failed state runs read at most (the newest).
@@ -199,7 +200,7 @@ impl FailureGrouper {
 
     pub fn report(self, end: ScanEnd) -> FailureReport {
         let mut patterns: Vec<FailurePattern> = self.groups.into_values().collect();
-        patterns.sort_by(|a, b| {
+        sort::sort_by(&mut patterns, |a, b| {
             (b.minions.len(), b.occurrences, &a.function, &a.pattern).cmp(&(
                 a.minions.len(),
                 a.occurrences,

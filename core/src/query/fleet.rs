@@ -22,6 +22,7 @@ use super::QueryContext;
 use crate::config::glob_match;
 use crate::engine::{EngineError, SearchAnswer, SearchRequest};
 use crate::model::{HighstateSummary, ReturnDoc, RunSummary};
+use crate::sort;
 use crate::text::scalar_text;
 use crate::time::parse_utc;
 
@@ -285,7 +286,9 @@ impl FleetReport {
             last_return_ms: None,
             latest_run: None,
         }));
-        minions.sort_by(|a, b| (a.status, &a.minion).cmp(&(b.status, &b.minion)));
+        sort::sort_by(&mut minions, |a, b| {
+            (a.status, &a.minion).cmp(&(b.status, &b.minion))
+        });
         FleetReport {
             minions,
             unreported_hours,

@@ -14,6 +14,7 @@ use super::timeline::{JobTimeline, TimelineKind};
 use super::{hits, returns_filter, total_hits, QueryContext};
 use crate::engine::{EngineError, SearchRequest};
 use crate::model::{EventDoc, HighstateSummary, Outcome, PublishInfo, ReturnData, ReturnDoc};
+use crate::sort;
 use crate::text::scalar_text;
 
 /// Returns per page of the job page, read without their `data`: a job on
@@ -235,7 +236,9 @@ pub fn parse_returns(answer: &Value) -> ReturnsPage {
         .map(ReturnsCursor);
     let mut returns: Vec<ReturnDoc> = found.iter().map(ReturnDoc::summary_from_hit).collect();
     // The engine sorts them so; an odd answer does not change the order shown.
-    returns.sort_by(|a, b| a.minion.cmp(&b.minion).then(a.index.cmp(&b.index)));
+    sort::sort_by(&mut returns, |a, b| {
+        a.minion.cmp(&b.minion).then(a.index.cmp(&b.index))
+    });
     ReturnsPage { returns, more }
 }
 

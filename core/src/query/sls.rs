@@ -11,6 +11,7 @@ use super::failures::FailureFilter;
 use super::scan::{Scan, ScanEnd};
 use super::QueryContext;
 use crate::model::{ReturnData, ReturnDoc, StateResult};
+use crate::sort;
 
 /// State runs read at most (the newest).
 pub const SLS_LIMIT: u64 = 50_000;
@@ -170,7 +171,7 @@ impl SlsRoller {
             .per_sls
             .into_iter()
             .map(|(sls, mut t)| {
-                t.durations.sort_by(f64::total_cmp);
+                sort::sort_by(&mut t.durations, f64::total_cmp);
                 SlsRollup {
                     sls,
                     runs: t.runs,
@@ -182,7 +183,9 @@ impl SlsRoller {
                 }
             })
             .collect();
-        rollups.sort_by(|a, b| b.runs.cmp(&a.runs).then_with(|| a.sls.cmp(&b.sls)));
+        sort::sort_by(&mut rollups, |a, b| {
+            b.runs.cmp(&a.runs).then_with(|| a.sls.cmp(&b.sls))
+        });
         SlsReport {
             rollups,
             slowest: self.slowest,

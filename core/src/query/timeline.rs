@@ -4,6 +4,7 @@
 //! own search of the job's events (`salt/job/<jid>/…`), no extra round trip.
 
 use crate::model::EventDoc;
+use crate::sort;
 
 /// What one entry of the timeline is.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -47,7 +48,9 @@ pub struct JobTimeline {
 impl JobTimeline {
     /// The timeline of a job's events (any order).
     pub fn of(mut events: Vec<EventDoc>) -> JobTimeline {
-        events.sort_by(|a, b| a.stamp_ms.cmp(&b.stamp_ms).then_with(|| a.tag.cmp(&b.tag)));
+        sort::sort_by(&mut events, |a, b| {
+            a.stamp_ms.cmp(&b.stamp_ms).then_with(|| a.tag.cmp(&b.tag))
+        });
         let kind = |e: &EventDoc| {
             let last = e.tag.rsplit('/').next().unwrap_or("");
             match e.family {
@@ -81,7 +84,7 @@ impl JobTimeline {
             .filter(|(_, e)| matches!(e.kind, TimelineKind::Returned { .. }))
             .filter_map(|(i, e)| Some((e.after_ms?, i)))
             .collect();
-        latencies.sort_unstable_by(|a, b| b.cmp(a));
+        sort::sort_by(&mut latencies, |a, b| b.cmp(a));
         let returned = entries
             .iter()
             .filter(|e| matches!(e.kind, TimelineKind::Returned { .. }))

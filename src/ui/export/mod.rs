@@ -16,6 +16,7 @@ use saltscope_core::export::driver::{self, Cancel, Outcome, Progress};
 use saltscope_core::export::{
     file_name, Column, CsvOptions, ExportKind, ExportPlan, ExportSpec, ViewFilter,
 };
+use saltscope_core::sort;
 
 use super::error::ErrorPanel;
 use super::prefs::use_prefs;
@@ -195,7 +196,7 @@ pub fn ExportPanel(
             // keep the kind's own order
             let order = k.columns();
             cols.push(c);
-            cols.sort_by_key(|x| order.iter().position(|o| o.id == x.id));
+            sort::sort_by_key(&mut cols, |x| order.iter().position(|o| o.id == x.id));
         }
         prefs.set_columns(k, &cols);
     };
