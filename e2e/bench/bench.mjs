@@ -54,7 +54,8 @@ async function instrumented(browser, prefix) {
   const page = await context.newPage();
   const c = config(prefix);
   if (c) await page.route('**/config.json', (r) => r.fulfill({ contentType: 'application/json', body: JSON.stringify(c) }));
-  const books = { took: 0, requests: 0, bytes: 0 };
+  // searches: each answer's searches' own `took`, in the order received.
+  const books = { took: 0, requests: 0, bytes: 0, searches: [] };
   const cdp = await context.newCDPSession(page);
   await cdp.send('Network.enable');
   cdp.on('Network.loadingFinished', (e) => { books.bytes += e.encodedDataLength; });
@@ -64,13 +65,14 @@ async function instrumented(browser, prefix) {
     try {
       const body = await r.json();
       if (typeof body.took === 'number') books.took += body.took;
+      books.searches.push(Array.isArray(body.responses) ? body.responses.map((x) => x.took) : [body.took]);
     } catch { /* not JSON: no took */ }
   });
   return {
     page,
     context,
     books,
-    reset() { books.took = 0; books.requests = 0; books.bytes = 0; },
+    reset() { books.took = 0; books.requests = 0; books.bytes = 0; books.searches = []; },
     async close() { await context.close(); },
   };
 }
@@ -79,8 +81,8 @@ async function instrumented(browser, prefix) {
 async function painted(page, view, from, timeout = 120000) {
   const name = `saltscope:painted:${view}`;
   await page.waitForFunction(([n, f]) => {
-    const start = f ? (performance.getEntriesByName(f).at(-1)?.startTime ?? 0) : 0;
-    return performance.getEntriesByName(n).some((m) => m.startTime >= start);
+    const from = f ? performance.getEntriesByName(f).at(-1) : { startTime: 0 };
+    return !!from && performance.getEntriesByName(n).some((m) => m.startTime >= from.startTime);
   }, [name, from], { timeout });
   return page.evaluate(([n, f]) => {
     const start = f ? performance.getEntriesByName(f).at(-1).startTime : 0;
@@ -89,12 +91,47 @@ async function painted(page, view, from, timeout = 120000) {
   }, [name, from]);
 }
 
-async function action(page, run) {
-  await page.evaluate(() => { performance.clearMarks('bench:action'); performance.mark('bench:action'); });
+/**
+ * Runs `run` (Playwright acting as the person) and marks `bench:action` in
+ * the page when the page receives `event`: the time counts from the
+ * person's action, not from the driver's own round trips before it.
+ */
+async function action(page, event, run) {
+  await page.evaluate((type) => {
+    performance.clearMarks('bench:action');
+    addEventListener(type, () => performance.mark('bench:action'), { capture: true, once: true });
+  }, event);
   await run();
 }
 
 const rows = [];
+const profiles = [];
+
+/**
+ * Where a view's time went after the person's action, from the page's own
+ * Resource Timing: the app before its first request, each request to the
+ * engine (sent -> answer read), the app between them, the app after the
+ * last answer until the core's answer is in (saltscope:answered: reading the
+ * answers into the view's model), and from there to the painted mark
+ * (Leptos drawing it, then the next frame).
+ */
+async function phases(page, view) {
+  return page.evaluate((v) => {
+    const a = performance.getEntriesByName('bench:action').at(-1).startTime;
+    const painted = performance.getEntriesByName(`saltscope:painted:${v}`).find((m) => m.startTime >= a).startTime;
+    const answered = performance.getEntriesByName(`saltscope:answered:${v}`).filter((m) => m.startTime >= a && m.startTime <= painted).at(-1)?.startTime ?? painted;
+    const reqs = performance.getEntriesByType('resource')
+      .filter((r) => r.name.includes('/es/') && r.startTime >= a && r.responseEnd <= painted)
+      .sort((x, y) => x.startTime - y.startTime);
+    let at = 0;
+    const out = [];
+    for (const r of reqs) {
+      out.push({ app: r.startTime - a - at, request: r.responseEnd - r.startTime, kb: r.encodedBodySize / 1024 });
+      at = r.responseEnd - a;
+    }
+    return { steps: out, read: answered - a - at, draw: painted - answered };
+  }, view);
+}
 function report(set, name, samples, floors, bytes, requests) {
   if (!samples.length) return;
   const app = median(samples);
@@ -107,8 +144,9 @@ async function measure(browser, set, name, run) {
   for (let i = 0; i < RUNS; i++) {
     const p = await instrumented(browser, set.prefix);
     try {
-      const { ms } = await run(p);
+      const { ms, phases } = await run(p);
       if (!Number.isFinite(ms)) continue;
+      if (phases) profiles.push({ set: set.label, name, phases, searches: p.books.searches });
       samples.push(ms);
       floors.push(p.books.took + rtt);
       bytes.push(p.books.bytes);
@@ -134,8 +172,9 @@ try {
       await p.page.goto(list);
       await painted(p.page, 'job-list');
       p.reset();
-      await action(p.page, () => p.page.getByRole('search').getByLabel('Outcome').selectOption('failed'));
-      return { ms: await painted(p.page, 'job-list', 'bench:action') };
+      await action(p.page, 'change', () => p.page.getByRole('search').getByLabel('Outcome').selectOption('failed'));
+      const ms = await painted(p.page, 'job-list', 'bench:action');
+      return { ms, phases: await phases(p.page, 'job-list') };
     });
     await measure(browser, set, 'job list, next page (Older jobs)', async (p) => {
       await p.page.goto(list);
@@ -144,7 +183,7 @@ try {
       // Fewer jobs than a page: nothing to time.
       if (!(await older.count())) return { ms: NaN };
       p.reset();
-      await action(p.page, () => older.click());
+      await action(p.page, 'click', () => older.click());
       return { ms: await painted(p.page, 'job-list', 'bench:action') };
     });
     await measure(browser, set, 'histogram zoom', async (p) => {
@@ -153,7 +192,7 @@ try {
       const svg = p.page.getByRole('figure', { name: 'Returns over time' }).getByRole('img');
       const box = await svg.boundingBox();
       p.reset();
-      await action(p.page, async () => {
+      await action(p.page, 'pointerup', async () => {
         await p.page.mouse.move(box.x + box.width * 0.5, box.y + box.height / 2);
         await p.page.mouse.down();
         await p.page.mouse.move(box.x + box.width - 2, box.y + box.height / 2, { steps: 4 });
@@ -166,7 +205,7 @@ try {
         await p.page.goto(list);
         await painted(p.page, 'job-list');
         p.reset();
-        await action(p.page, () => p.page.getByRole('navigation', { name: 'Views' }).getByRole('link', { name: name[0].toUpperCase() + name.slice(1) }).click());
+        await action(p.page, 'click', () => p.page.getByRole('navigation', { name: 'Views' }).getByRole('link', { name: name[0].toUpperCase() + name.slice(1) }).click());
         return { ms: await painted(p.page, view, 'bench:action') };
       });
     }
@@ -193,3 +232,17 @@ for (const r of rows) {
 }
 console.log('\ncold and job page rows count from navigation start and include the app\'s own download;');
 console.log('the others count from the person\'s action. floor = Σ engine took + one round trip.');
+
+// The warm job list, taken apart (the median run by time of each set).
+console.log('\njob list, warm (filter), where the time went (ms; engine = each search\'s own took inside the answer):');
+const bySet = new Map();
+for (const pr of profiles) (bySet.get(pr.set) ?? bySet.set(pr.set, []).get(pr.set)).push(pr);
+for (const [set, list] of bySet) {
+  const total = (x) => x.phases.steps.reduce((t, st) => t + st.app + st.request, 0) + x.phases.read + x.phases.draw;
+  const pr = [...list].sort((x, y) => total(x) - total(y))[Math.floor(list.length / 2)];
+  const parts = pr.phases.steps.map((st, i) => {
+    const engine = (pr.searches[i] ?? []).filter(Number.isFinite);
+    return `app ${st.app.toFixed(0)} | request ${i + 1} ${st.request.toFixed(0)} (${st.kb.toFixed(0)} KB; engine ${engine.join('+') || '-'})`;
+  });
+  console.log(`  ${pad(set, 8)} ${parts.join(' | ')} | read ${pr.phases.read.toFixed(0)} | draw ${pr.phases.draw.toFixed(0)} = ${total(pr).toFixed(0)}`);
+}

@@ -211,7 +211,8 @@ impl<T: Send + Sync + 'static> ViewData<T> {
 /// before it is aborted (a slow outdated answer never overwrites a newer
 /// one), and so is the last one when the view goes away. When an answer is
 /// on screen the app marks it (`performance.mark("saltscope:painted:<name>")`,
-/// at the next frame): the benchmark reads these marks.
+/// at the next frame), and marks `saltscope:answered:<name>` when the core's
+/// answer is in, before drawing: the benchmark reads these marks.
 pub fn use_view<I, T, Fut>(
     name: &'static str,
     input: impl Fn() -> I + 'static,
@@ -260,6 +261,7 @@ where
                 return; // superseded, or the view is gone
             }
             session.activity.try_set(None);
+            mark(&format!("saltscope:answered:{name}"));
             data.answer.try_set(Some(result.map(Arc::new)));
             data.loading.try_set(false);
             mark_painted(name);
@@ -277,12 +279,15 @@ fn mark_painted(view: &'static str) {
     let Some(window) = web_sys::window() else {
         return;
     };
-    let mark = Closure::once_into_js(move || {
-        if let Some(p) = web_sys::window().and_then(|w| w.performance()) {
-            let _ = p.mark(&format!("saltscope:painted:{view}"));
-        }
-    });
-    let _ = window.request_animation_frame(mark.unchecked_ref());
+    let at_frame = Closure::once_into_js(move || mark(&format!("saltscope:painted:{view}")));
+    let _ = window.request_animation_frame(at_frame.unchecked_ref());
+}
+
+/// `performance.mark(name)`, now.
+fn mark(name: &str) {
+    if let Some(p) = web_sys::window().and_then(|w| w.performance()) {
+        let _ = p.mark(name);
+    }
 }
 
 #[component]
