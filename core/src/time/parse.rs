@@ -1,19 +1,6 @@
-//! Dates and times, all UTC, over `chrono`: reading the times people and
-//! links give, printing epoch milliseconds for people and for ISO 8601, and
-//! the formats Salt itself writes (`isoformat()`, jids, a state's
-//! `start_time`), which the generator shares.
-//!
-//! chrono does the calendar: which dates and times exist, the offsets, the
-//! epoch arithmetic. Two things stay here on purpose. Printing is `format!`
-//! over chrono's accessors, because chrono's strftime machinery
-//! (`format()`, `to_rfc3339()`) costs about 22 KB of gzipped wasm. And the
-//! lexical scan of an input is ours, because no single chrono parser takes
-//! the forms the app accepts (RFC 3339, a date-time input's value without
-//! seconds or zone, a bare date) or says which field is wrong.
+//! Reading the times people and links give, and the generator's `--end`.
 
-use chrono::{
-    DateTime, Datelike, FixedOffset, Month, NaiveDate, NaiveDateTime, NaiveTime, Timelike, Utc,
-};
+use chrono::{DateTime, FixedOffset, Month, NaiveDate, NaiveDateTime, NaiveTime, Timelike, Utc};
 
 /// Why a text is not a time, with the text itself: its `Display` is the
 /// message a person sees (`` `2026-02-31` is not a date: February 2026 has
@@ -224,125 +211,10 @@ impl Fields {
     }
 }
 
-/// Epoch milliseconds as ISO 8601 UTC with milliseconds (`…T17:05:07.171Z`).
-pub fn iso_millis(ms: i64) -> String {
-    match DateTime::from_timestamp_millis(ms) {
-        Some(t) => format!(
-            "{}.{:03}Z",
-            date_and_clock(&t, 'T'),
-            t.timestamp_subsec_millis()
-        ),
-        None => beyond_chrono(ms),
-    }
-}
-
-/// Epoch milliseconds as `YYYY-MM-DD hh:mm:ss UTC` for people.
-pub fn utc_millis(ms: i64) -> String {
-    match DateTime::from_timestamp_millis(ms) {
-        Some(t) => format!("{} UTC", date_and_clock(&t, ' ')),
-        None => beyond_chrono(ms),
-    }
-}
-
-/// An ISO 8601 `@timestamp` shown as `YYYY-MM-DD hh:mm:ss UTC`; anything that
-/// does not parse is shown as it is, never dropped.
-pub fn utc_timestamp(raw: &str) -> String {
-    parse_utc(raw)
-        .map(utc_millis)
-        .unwrap_or_else(|_| raw.to_string())
-}
-
-/// A jid is the job's start time, `YYYYMMDDhhmmssffffff`, optionally with a
-/// `_<pid>` suffix (`unique_jid`). Returns `YYYY-MM-DD hh:mm:ss.ffffff`, or
-/// `None` when the jid does not have that shape or names no real time.
-pub fn jid_start_time(jid: &str) -> Option<String> {
-    let digits = jid.split('_').next()?;
-    if digits.len() != 20 || !digits.bytes().all(|b| b.is_ascii_digit()) {
-        return None;
-    }
-    let n = |from: usize, to: usize| digits.get(from..to)?.parse::<u32>().ok();
-    let date = NaiveDate::from_ymd_opt(i32::try_from(n(0, 4)?).ok()?, n(4, 6)?, n(6, 8)?)?;
-    // Python's datetime has no second 60, so a jid never does either.
-    let time = NaiveTime::from_hms_micro_opt(n(8, 10)?, n(10, 12)?, n(12, 14)?, n(14, 20)?)?;
-    let t = NaiveDateTime::new(date, time).and_utc();
-    Some(format!(
-        "{}.{:06}",
-        date_and_clock(&t, ' '),
-        t.timestamp_subsec_micros()
-    ))
-}
-
-/// `datetime.now(utc).isoformat()`: `2026-11-29T17:05:07.171524+00:00`
-/// (Python drops the fraction when the microsecond is 0).
-pub fn iso_utc(us: i64) -> String {
-    match DateTime::from_timestamp_micros(us) {
-        Some(t) => format!("{}{}+00:00", date_and_clock(&t, 'T'), python_micros(&t)),
-        None => beyond_chrono(us),
-    }
-}
-
-/// `salt.utils.jid.gen_jid`: `%Y%m%d%H%M%S%f`, always 20 digits.
-pub fn jid(us: i64) -> String {
-    match DateTime::from_timestamp_micros(us) {
-        Some(t) => format!(
-            "{:04}{:02}{:02}{:02}{:02}{:02}{:06}",
-            t.year(),
-            t.month(),
-            t.day(),
-            t.hour(),
-            t.minute(),
-            t.second(),
-            t.timestamp_subsec_micros()
-        ),
-        None => beyond_chrono(us),
-    }
-}
-
-/// A state's `start_time`: `datetime.now().time().isoformat()` (minions run
-/// on UTC).
-pub fn time_of_day(us: i64) -> String {
-    match DateTime::from_timestamp_micros(us) {
-        Some(t) => format!(
-            "{:02}:{:02}:{:02}{}",
-            t.hour(),
-            t.minute(),
-            t.second(),
-            python_micros(&t)
-        ),
-        None => beyond_chrono(us),
-    }
-}
-
-/// `YYYY-MM-DD<sep>hh:mm:ss`.
-fn date_and_clock(t: &DateTime<Utc>, sep: char) -> String {
-    format!(
-        "{:04}-{:02}-{:02}{sep}{:02}:{:02}:{:02}",
-        t.year(),
-        t.month(),
-        t.day(),
-        t.hour(),
-        t.minute(),
-        t.second()
-    )
-}
-
-/// `.ffffff` as Python's `isoformat()` writes it: nothing when it is 0.
-fn python_micros(t: &DateTime<Utc>) -> String {
-    match t.timestamp_subsec_micros() {
-        0 => String::new(),
-        micros => format!(".{micros:06}"),
-    }
-}
-
-/// A number outside chrono's ±262,143 years (no engine date or jid gets
-/// there) is shown as the number itself rather than a made-up date.
-fn beyond_chrono(n: i64) -> String {
-    n.to_string()
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::time::{iso_millis, iso_utc, utc_millis};
 
     /// Epoch ms of a time written the way `iso_millis` writes it.
     const DEC_1_2026: i64 = 1_796_083_200_000;
@@ -562,84 +434,6 @@ mod tests {
         );
         assert_eq!(parse_utc("2026-11-29T17:05:07.1Z"), Ok(1_795_971_907_100));
         assert_eq!(iso_millis(951_825_600_000), "2000-02-29T12:00:00.000Z");
-    }
-
-    #[test]
-    fn epoch_millis_print_for_people_and_for_iso_8601() {
-        assert_eq!(iso_millis(DEC_1_2026 + 123), "2026-12-01T00:00:00.123Z");
-        assert_eq!(utc_millis(DEC_1_2026 + 123), "2026-12-01 00:00:00 UTC");
-        assert_eq!(iso_millis(i64::MAX), i64::MAX.to_string());
-    }
-
-    #[test]
-    fn timestamps_are_shown_in_utc_and_bad_ones_kept() {
-        assert_eq!(
-            utc_timestamp("2026-11-29T17:05:07.171524+00:00"),
-            "2026-11-29 17:05:07 UTC"
-        );
-        assert_eq!(
-            utc_timestamp("2026-11-29T19:05:07+02:00"),
-            "2026-11-29 17:05:07 UTC"
-        );
-        assert_eq!(utc_timestamp("yesterday"), "yesterday");
-        assert_eq!(
-            utc_timestamp("2026-02-31T10:00:00Z"),
-            "2026-02-31T10:00:00Z"
-        );
-    }
-
-    #[test]
-    fn jid_start_times_read_plain_and_unique_jids() {
-        assert_eq!(
-            jid_start_time("20261202184626123456").as_deref(),
-            Some("2026-12-02 18:46:26.123456")
-        );
-        assert_eq!(
-            jid_start_time("20261202184626123456_4242").as_deref(),
-            Some("2026-12-02 18:46:26.123456")
-        );
-        assert_eq!(
-            jid_start_time("20240229000000000000_1").as_deref(),
-            Some("2024-02-29 00:00:00.000000")
-        );
-    }
-
-    #[test]
-    fn a_jid_naming_no_real_time_has_no_start_time() {
-        for bad in [
-            "req",
-            "",
-            "_4242",
-            "2026120218462612345",
-            "202612021846261234567",
-            "2026120218462612345x",
-            "20261399184626123456",
-            "20260231184626123456",
-            "20260229000000000000",
-            "20261202244626123456",
-            "20261202186026123456",
-            "20261202184660123456",
-        ] {
-            assert_eq!(jid_start_time(bad), None, "{bad}");
-        }
-    }
-
-    // The generator's formats, byte for byte as Salt writes them.
-
-    #[test]
-    fn generator_formats_match_what_salt_writes() {
-        let us = parse_end("2026-12-02T19:14:13").unwrap() + 295_885;
-        assert_eq!(jid(us), "20261202191413295885");
-        assert_eq!(iso_utc(us), "2026-12-02T19:14:13.295885+00:00");
-        assert_eq!(time_of_day(us), "19:14:13.295885");
-        assert_eq!(iso_utc(us - 295_885), "2026-12-02T19:14:13+00:00");
-        assert_eq!(time_of_day(us - 295_885), "19:14:13");
-        assert_eq!(
-            jid(parse_end("2024-02-29").unwrap()),
-            "20240229000000000000"
-        );
-        assert_eq!(iso_utc(1), "1970-01-01T00:00:00.000001+00:00");
-        assert_eq!(jid(-1), "19691231235959999999");
     }
 
     #[test]
