@@ -3,6 +3,7 @@
 //! and never a dropped document.
 
 mod event;
+mod fleet_status;
 pub mod output;
 mod publish;
 mod return_doc;
@@ -12,6 +13,7 @@ mod summary;
 mod tally;
 
 pub use event::{family_of, EventDoc, EVENT_FAMILIES};
+pub use fleet_status::FleetStatus;
 pub use publish::{PublishInfo, PublishSource};
 pub use return_doc::{Outcome, ReturnData, ReturnDoc, ReturnFields};
 pub use run_summary::{
