@@ -181,20 +181,56 @@ test('formula protection prefixes diffs and minus signs with a quote, and off ke
   }
 });
 
-test('a returns export has one row per minion per job with its outcome', async () => {
+test('a returns export has one row per minion per job with its outcome and state counts', async () => {
   const { page, errors } = await b.newPage({ acceptDownloads: true });
   errors.ignore(PIT_PROBE);
+  // Where every return has the summary pipeline's fields (the Elasticsearch
+  // run installs the index templates), the pages are doc values, not
+  // documents: the counts below then come from the engine's fields.
+  const pages = [];
+  page.on('request', (r) => {
+    const body = r.method() === 'POST' && /\/_search/.test(r.url()) ? r.postData() : null;
+    if (body && body.includes('"sort"')) pages.push(JSON.parse(body));
+  });
   await page.goto(url('/?noisy=show'));
   await jobRows(page).first().waitFor();
   const { bytes } = await exportCsv(page, { kind: 'returns' });
   const rows = parseCsv(bytes.toString('utf8'));
   const header = rows.shift();
-  const [jid, minion, success] = ['JID', 'Minion', 'Success'].map((h) => header.indexOf(h));
-  const got = rows.map((r) => `${r[jid]} ${r[minion]} ${r[success]}`).sort();
-  const want = returns.map((d) => `${d.jid} ${d.minion} ${d.success}`).sort();
+  const cols = ['JID', 'Minion', 'Success', 'States succeeded', 'States changed', 'States failed'].map((h) => header.indexOf(h));
+  assert.ok(cols.every((i) => i >= 0), header.join());
+  const got = rows.map((r) => cols.map((i) => r[i]).join(' ')).sort();
+  const want = returns.map((d) => [d.jid, d.minion, d.success, ...stateCounts(d)].join(' ')).sort();
   assert.deepEqual(got, want);
+  assert.ok(want.some((line) => / \d+ [1-9]\d* \d+$/.test(line)), 'some return changed a state');
+  const docValues = pages.filter((p) => p.docvalue_fields).length;
+  if (process.env.ENGINE === 'elasticsearch') {
+    assert.ok(docValues > 0 && pages.every((p) => p._source === false || !p.docvalue_fields), 'pages of doc values');
+  } else {
+    assert.equal(docValues, 0, 'no summary fields on this engine: documents');
+  }
   errors.assertNone();
 });
+
+// A return's state counts as Salt's outputter counts them: succeeded,
+// changed, failed ('' for a return that is not states); the returner's
+// `counts` (states_count) where it has them.
+function stateCounts(d) {
+  const data = d.data;
+  const states = data && typeof data === 'object' && !Array.isArray(data)
+    ? Object.values(data).filter((v) => v && typeof v === 'object' && !Array.isArray(v) && 'result' in v)
+    : [];
+  const changed = (c) => (c == null ? false
+    : Array.isArray(c) ? c.length > 0
+      : typeof c === 'object' ? Object.keys(c).some((k) => k !== '_orig_key')
+        : typeof c === 'string' ? c.length > 0 : true);
+  const counted = Number.isInteger(d.counts?.succeeded) && Number.isInteger(d.counts?.failed);
+  if (!states.length) return counted ? [d.counts.succeeded, '', d.counts.failed] : ['', '', ''];
+  const failed = states.filter((s) => s.result === false).length;
+  return counted
+    ? [d.counts.succeeded, states.filter((s) => changed(s.changes)).length, d.counts.failed]
+    : [states.length - failed, states.filter((s) => changed(s.changes)).length, failed];
+}
 
 test('a second export lets the first file go: its download URL is revoked', async () => {
   const { page, errors } = await b.newPage({ acceptDownloads: true });

@@ -9,9 +9,11 @@
 mod common;
 
 use saltscope_core::engine::native::block_on;
-use saltscope_core::engine::{send_json, Body, HttpRequest};
+use saltscope_core::engine::{send_json, Body, HttpRequest, Transport};
+use saltscope_core::export::{CsvOptions, ExportKind, ExportPlan, ExportSpec, ViewFilter};
 use saltscope_core::model::{HighstateSummary, ReturnDoc, RunSummary};
 use saltscope_core::query::drift::DriftFilter;
+use saltscope_core::query::filter::{JobFilter, TimeRange};
 use saltscope_core::query::fleet::{FleetFilter, FleetReport};
 use saltscope_core::query::summary::ComputedFrom;
 use saltscope_core::views;
@@ -155,4 +157,66 @@ fn with_the_pipeline_the_fleet_and_drift_agree_with_reading_the_documents() {
     (a.computed_from, b.computed_from) = (None, None);
     (a.notes, b.notes) = (Vec::new(), Vec::new());
     assert_eq!(a, b);
+}
+
+/// The returns export, every column but the output, through the plan as
+/// the app drives it: the file, and whether it read the summary fields.
+fn export_returns(engine: &common::TestEngine, summary: bool) -> (Vec<u8>, Option<bool>, u64) {
+    let mut context = engine.ctx();
+    context.fields.summary = summary;
+    let spec = ExportSpec {
+        kind: ExportKind::Returns,
+        columns: ExportKind::Returns
+            .columns()
+            .iter()
+            .copied()
+            .filter(|c| c.id != "output")
+            .collect(),
+        product: engine.connection.product.clone(),
+        context,
+        filter: ViewFilter::Jobs(JobFilter {
+            time: TimeRange::All,
+            show_noisy: true,
+            ..JobFilter::default()
+        }),
+        csv: CsvOptions::default(),
+        // Small pages: many cursors, each one read off a page's bytes.
+        page_size: Some(7),
+        keep_alive: "1m".into(),
+    };
+    let mut plan = ExportPlan::new(spec).expect("a returns export");
+    let mut file = Vec::new();
+    while let Some(request) = plan.next_request() {
+        let answer = block_on(engine.transport.send(&request));
+        file.extend(plan.handle(answer).expect("the export's request"));
+    }
+    if let Some(close) = plan.close_request() {
+        let _ = block_on(engine.transport.send(&close));
+    }
+    assert_eq!(plan.shortfall(), None, "nothing counted was left out");
+    (file, plan.state().reads_summary, plan.state().rows_written)
+}
+
+#[test]
+fn with_the_pipeline_the_returns_export_reads_doc_values_and_writes_the_same_file() {
+    let Some(engine) = common::engine() else {
+        return;
+    };
+    if !engine.connection.fields.summary {
+        eprintln!("no summary fields in this engine's returns: the returns export reads documents");
+        return;
+    }
+    let (by_values, read_values, rows) = export_returns(&engine, true);
+    let (by_documents, read_documents, _) = export_returns(&engine, false);
+    assert_eq!(
+        read_values,
+        Some(true),
+        "every real return has the summary fields"
+    );
+    assert_eq!(read_documents, None, "no probe without the fields");
+    assert!(rows > 20, "{rows} rows");
+    assert_eq!(
+        String::from_utf8_lossy(&by_values),
+        String::from_utf8_lossy(&by_documents)
+    );
 }

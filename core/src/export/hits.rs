@@ -10,6 +10,7 @@ use super::page::{last_sort_values, read_hits_page, Hit};
 use super::plan::{Commit, ExportSource, Pending, PendingWork, Position, Step};
 use super::rows::{return_row, state_rows, tallied_return_row, Row};
 use super::spec::{After, Paging, STATE_FUNCTIONS};
+use super::summary;
 use super::ExportKind;
 use crate::engine::{
     encode_component, msearch_request, read_msearch, Body, EngineError, HttpRequest, Reply,
@@ -101,6 +102,10 @@ fn page_request_at(at: &Position, after: &After, count: bool) -> HttpRequest {
         "sort": hits_sort(paging, &spec.context.fields),
         "track_total_hits": count,
     });
+    if at.state.reads_summary == Some(true) {
+        body["_source"] = json!(false);
+        body["docvalue_fields"] = summary::DocValueNames::of(&spec.context.fields).request();
+    }
     if let After::Sort(values) = after {
         body["search_after"] = Value::Array(values.clone());
     }
@@ -116,12 +121,23 @@ fn page_request_at(at: &Position, after: &After, count: bool) -> HttpRequest {
 
 /// A page's hits, read as the chosen columns need them.
 enum Hits {
+    /// Doc values only (no `_source`): the returns export without the
+    /// output column, where every return has the summary fields.
+    Summarised(Vec<Hit<ReturnFields<StateTally>>>),
     /// State totals only: the returns export without the output column.
     Tallied(Vec<Hit<ReturnFields<StateTally>>>),
     Whole(Vec<Hit<ReturnFields<Value>>>),
 }
 
 impl ExportSource for HitsSource {
+    fn probe_request(&self, at: &Position) -> Option<HttpRequest> {
+        summary::applies(at.spec).then(|| summary::probe_request(at))
+    }
+
+    fn read_probe(&self, reply: Reply) -> Result<bool, EngineError> {
+        summary::read_probe(reply)
+    }
+
     fn page_request(&self, at: &Position) -> HttpRequest {
         page_request_at(at, &at.state.after, at.state.total.is_none())
     }
@@ -138,7 +154,11 @@ impl ExportSource for HitsSource {
         // return's state totals: tallied from the bytes, no states built.
         let tally = spec.kind == ExportKind::Returns && !spec.wants(id::OUTPUT);
         let size = at.page_size();
-        let (page, hits) = if tally {
+        let (page, hits) = if at.state.reads_summary == Some(true) {
+            // The same reader as the tallied pages': one copy in the wasm.
+            let (i, h) = read_hits_page::<ReturnFields<StateTally>>(&reply.url, &reply.body, size)?;
+            (i, Hits::Summarised(h))
+        } else if tally {
             let (i, h) = read_hits_page::<ReturnFields<StateTally>>(&reply.url, &reply.body, size)?;
             (i, Hits::Tallied(h))
         } else {
@@ -152,11 +172,13 @@ impl ExportSource for HitsSource {
         // After a lost PIT the index is read again: what the file has is
         // skipped; under `_shard_doc` paging what is read is remembered.
         let hits = match hits {
+            Hits::Summarised(h) => Hits::Summarised(unwritten(at, h)),
             Hits::Tallied(h) => Hits::Tallied(unwritten(at, h)),
             Hits::Whole(h) => Hits::Whole(unwritten(at, h)),
         };
         let read: Vec<(String, String)> = if at.state.paging.shard_doc() {
             match &hits {
+                Hits::Summarised(h) => h.iter().map(|h| (h.index.clone(), h.id.clone())).collect(),
                 Hits::Tallied(h) => h.iter().map(|h| (h.index.clone(), h.id.clone())).collect(),
                 Hits::Whole(h) => h.iter().map(|h| (h.index.clone(), h.id.clone())).collect(),
             }
@@ -179,6 +201,15 @@ impl ExportSource for HitsSource {
         // are in the file as far as they read; the notes name them.
         let mut notes = Vec::new();
         let docs: Vec<ReturnDoc> = match hits {
+            Hits::Summarised(hits) => {
+                let looked_at = hits.len() as u64;
+                let names = summary::DocValueNames::of(&spec.context.fields);
+                let rows = hits
+                    .into_iter()
+                    .map(|h| summary::summary_return_row(h, &names, columns))
+                    .collect();
+                return Ok(Step::Commit(commit(rows, looked_at, notes)));
+            }
             Hits::Tallied(hits) => {
                 let looked_at = hits.len() as u64;
                 let rows = hits

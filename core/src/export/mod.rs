@@ -3,8 +3,9 @@
 //! page ([`encode`]), pages read from the answer's bytes ([`page`]), the
 //! export as HTTP requests with point-in-time and `search_after` paging,
 //! resumable from a plain value ([`plan`], with one source per kind:
-//! [`hits`], [`jobs`], [`audit`], [`events`]), and the loop that runs it over a
-//! transport ([`driver`]):
+//! [`hits`], [`jobs`], [`audit`], [`events`]; the returns read as doc values
+//! where the summary pipeline allows, `summary`), and the loop that runs it
+//! over a transport ([`driver`]):
 //!
 //! ```text
 //! let mut plan = ExportPlan::new(spec)?;       // or ExportPlan::resume(spec, state)
@@ -27,7 +28,9 @@ pub mod plan;
 #[cfg(test)]
 mod plan_tests;
 pub mod rows;
+mod seen;
 pub mod spec;
+mod summary;
 #[cfg(test)]
 mod testing;
 

@@ -39,6 +39,10 @@ pub struct Hit<S> {
     /// Kept as text: only the last hit's is read (as the next cursor).
     #[serde(default)]
     pub sort: Option<Box<RawValue>>,
+    /// The doc values a page asked for (`docvalue_fields`), by field name;
+    /// kept as text like `sort`, read by the one reader that asked.
+    #[serde(default)]
+    pub fields: Option<Box<RawValue>>,
     /// What could not be read of this hit, for the export's notes: empty
     /// unless the page had to be read hit by hit.
     #[serde(skip)]
@@ -202,6 +206,9 @@ fn read_one<S: DeserializeOwned>(raw: &RawValue) -> Hit<S> {
         sort: hit
             .get("sort")
             .and_then(|s| serde_json::value::to_raw_value(s).ok()),
+        fields: hit
+            .get("fields")
+            .and_then(|f| serde_json::value::to_raw_value(f).ok()),
         notes,
     }
 }

@@ -20,10 +20,9 @@ use super::events::EventsSource;
 use super::hits::HitsSource;
 use super::jobs::JobsSource;
 use super::rows::Row;
+use super::seen::IndexSeen;
 use super::spec::{After, ExportSpec, Paging, PlanError, ResumeState, ViewFilter};
 use super::ExportKind;
-use std::collections::HashSet;
-use std::hash::{DefaultHasher, Hash, Hasher};
 
 use serde_json::Value;
 
@@ -48,44 +47,6 @@ pub(crate) struct Commit {
     /// Under `_shard_doc` paging: the `(_index, _id)` of the page's hits, in
     /// order (see [`IndexSeen`]).
     pub read: Vec<(String, String)>,
-}
-
-/// Under `_shard_doc` paging, the documents of the index being read that
-/// are in the file already. `_shard_doc` values belong to one PIT's
-/// segments: when the PIT is lost (expired, or a node left the cluster),
-/// a new PIT reads that index again from its start and these are skipped
-/// — nothing lost, nothing twice.
-#[derive(Debug, Default)]
-pub(crate) struct IndexSeen {
-    pub index: String,
-    ids: HashSet<u64>,
-    /// Reading the index again after a lost PIT: skip what is seen.
-    pub replaying: bool,
-}
-
-impl IndexSeen {
-    fn key(id: &str) -> u64 {
-        let mut h = DefaultHasher::new();
-        id.hash(&mut h);
-        h.finish()
-    }
-
-    /// Whether the document `(index, id)` is in the file already.
-    pub fn written(&self, index: &str, id: &str) -> bool {
-        self.replaying && index == self.index && self.ids.contains(&IndexSeen::key(id))
-    }
-
-    fn add(&mut self, read: &[(String, String)]) {
-        for (index, id) in read {
-            if *index != self.index {
-                // A new index: the last one is done, and so is any replay.
-                self.index = index.clone();
-                self.ids.clear();
-                self.replaying = false;
-            }
-            self.ids.insert(IndexSeen::key(id));
-        }
-    }
 }
 
 /// What a page waits for before its rows can be written: its returns'
@@ -124,6 +85,8 @@ pub(crate) enum Step {
 /// What an answer moves the plan to.
 enum Transition {
     Nothing,
+    /// The probe's answer: whether the pages may be read the cheaper way.
+    Probed(bool),
     PitOpened(String),
     /// No PIT on this engine: page with `search_after` alone.
     NoPit(String),
@@ -140,6 +103,9 @@ enum Transition {
 }
 
 enum Phase {
+    /// Asking the engine how to read the pages (see
+    /// [`ExportSource::probe_request`]).
+    Probe,
     Open,
     Page,
     Lookup(Pending),
@@ -177,6 +143,17 @@ pub(crate) trait ExportSource {
             url: Some(reply.url),
             detail: "this export needs no lookup".into(),
         })
+    }
+    /// A question to ask before the first page, when the pages could be
+    /// read more cheaply if the answer allows (the returns export: summary
+    /// fields instead of whole documents).
+    fn probe_request(&self, _at: &Position) -> Option<HttpRequest> {
+        None
+    }
+    /// Whether the pages may be read the cheaper way. The file is the
+    /// same either way: only its speed differs.
+    fn read_probe(&self, _reply: Reply) -> Result<bool, EngineError> {
+        Ok(false)
     }
     /// The page request that will follow this answer's bytes, if it can
     /// be told before they are read (see [`ExportPlan::request_after`]).
@@ -245,6 +222,7 @@ impl ExportPlan {
             pit_id: None,
             header_written: false,
             done: false,
+            reads_summary: None,
         };
         ExportPlan::resume(spec, state)
     }
@@ -277,22 +255,34 @@ impl ExportPlan {
         } else {
             CsvEncoder::new(spec.columns.clone(), spec.csv)
         };
-        let phase = if state.done {
-            Phase::Done
-        } else if state.paging.is_pit() && state.pit_id.is_none() {
-            Phase::Open
-        } else {
-            Phase::Page
-        };
-        Ok(ExportPlan {
+        let mut plan = ExportPlan {
             spec,
             state,
-            phase,
+            phase: Phase::Done,
             encoder,
             losses: 0,
             notes: Vec::new(),
             seen: IndexSeen::default(),
-        })
+        };
+        plan.phase = if plan.state.done {
+            Phase::Done
+        } else if plan.state.reads_summary.is_none()
+            && plan.source().probe_request(&plan.at()).is_some()
+        {
+            Phase::Probe
+        } else {
+            plan.first_phase()
+        };
+        Ok(plan)
+    }
+
+    /// Where paging starts: opening a PIT if it pages under one.
+    fn first_phase(&self) -> Phase {
+        if self.state.paging.is_pit() && self.state.pit_id.is_none() {
+            Phase::Open
+        } else {
+            Phase::Page
+        }
     }
 
     pub fn spec(&self) -> &ExportSpec {
@@ -360,6 +350,7 @@ impl ExportPlan {
     pub fn next_request(&self) -> Option<HttpRequest> {
         match &self.phase {
             Phase::Done => None,
+            Phase::Probe => self.source().probe_request(&self.at()),
             Phase::Open => self.state.paging.pit().map(|pit| {
                 pit.open_request(
                     &self.spec.context.config.index_pattern,
@@ -404,6 +395,12 @@ impl ExportPlan {
     fn read(&self, answer: Answer) -> Result<Transition, EngineError> {
         match &self.phase {
             Phase::Done => Ok(Transition::Nothing),
+            // A probe that fails costs the cheaper reading, never the export.
+            Phase::Probe => Ok(Transition::Probed(
+                answer
+                    .and_then(|r| self.source().read_probe(r))
+                    .unwrap_or(false),
+            )),
             Phase::Open => {
                 let Some(pit) = self.state.paging.pit() else {
                     return Ok(Transition::Nothing);
@@ -460,6 +457,11 @@ impl ExportPlan {
     fn apply(&mut self, transition: Transition) -> Vec<u8> {
         match transition {
             Transition::Nothing => Vec::new(),
+            Transition::Probed(cheaper) => {
+                self.state.reads_summary = Some(cheaper);
+                self.phase = self.first_phase();
+                Vec::new()
+            }
             Transition::PitOpened(id) => {
                 self.state.pit_id = Some(id);
                 self.phase = Phase::Page;

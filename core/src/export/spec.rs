@@ -116,6 +116,12 @@ pub struct ResumeState {
     /// BOM and header are in the file.
     pub header_written: bool,
     pub done: bool,
+    /// The returns export reads the summary pipeline's fields as doc values
+    /// instead of each return's `_source` (see `hits::summary_probe`):
+    /// `None` until the engine has been asked whether every return in scope
+    /// has them.
+    #[serde(default)]
+    pub reads_summary: Option<bool>,
 }
 
 /// The view's filter the export starts from.
