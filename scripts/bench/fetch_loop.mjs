@@ -23,8 +23,10 @@ const captured = new Promise((resolve) => {
   page.on('request', (r) => {
     const u = r.url();
     if (r.method() === 'POST' && /point_in_time|_pit\b/.test(u) && !pitOpen) pitOpen = { url: u.replace(/^https?:\/\/[^/]+/, ''), body: r.postData() };
-    if (r.method() === 'POST' && /\/_search$/.test(u) && r.postData()?.includes('"pit"') && !firstPage) {
-      firstPage = JSON.parse(r.postData());
+    // A page has a sort; the probe before it (under the same PIT) has none.
+    const body = r.postData() || '';
+    if (r.method() === 'POST' && /\/_search$/.test(u) && body.includes('"pit"') && body.includes('"sort"') && !firstPage) {
+      firstPage = JSON.parse(body);
       resolve();
     }
   });

@@ -7,8 +7,8 @@
 //!
 //! How each kind pages is its source's business ([`super::hits`],
 //! [`super::jobs`], [`super::audit`]); here are the phases they share —
-//! opening a point in time, a page, a lookup a page needs before its rows
-//! can be written, done — and the one rule of the state machine: an answer
+//! opening a point in time, a probe that decides how pages are read, a
+//! page, a lookup a page needs before its rows can be written, done — and the one rule of the state machine: an answer
 //! is read into a [`Transition`] without touching the plan, and only a
 //! transition that was read is applied. A failed answer leaves the plan
 //! where it was: send [`ExportPlan::next_request`] again to retry, or keep
@@ -266,20 +266,22 @@ impl ExportPlan {
         };
         plan.phase = if plan.state.done {
             Phase::Done
-        } else if plan.state.reads_summary.is_none()
-            && plan.source().probe_request(&plan.at()).is_some()
-        {
-            Phase::Probe
         } else {
-            plan.first_phase()
+            plan.next_phase()
         };
         Ok(plan)
     }
 
-    /// Where paging starts: opening a PIT if it pages under one.
-    fn first_phase(&self) -> Phase {
+    /// Before a page: the PIT opened if it pages under one, then the probe
+    /// asked (under that PIT, so it sees exactly the documents the pages
+    /// will), once.
+    fn next_phase(&self) -> Phase {
         if self.state.paging.is_pit() && self.state.pit_id.is_none() {
             Phase::Open
+        } else if self.state.reads_summary.is_none()
+            && self.source().probe_request(&self.at()).is_some()
+        {
+            Phase::Probe
         } else {
             Phase::Page
         }
@@ -459,12 +461,12 @@ impl ExportPlan {
             Transition::Nothing => Vec::new(),
             Transition::Probed(cheaper) => {
                 self.state.reads_summary = Some(cheaper);
-                self.phase = self.first_phase();
+                self.phase = self.next_phase();
                 Vec::new()
             }
             Transition::PitOpened(id) => {
                 self.state.pit_id = Some(id);
-                self.phase = Phase::Page;
+                self.phase = self.next_phase();
                 Vec::new()
             }
             Transition::NoPit(note) => {
@@ -475,7 +477,7 @@ impl ExportPlan {
                 if let (true, After::Sort(values)) = (had_shard_doc, &mut self.state.after) {
                     values.truncate(4);
                 }
-                self.phase = Phase::Page;
+                self.phase = self.next_phase();
                 Vec::new()
             }
             Transition::OpenAgain => {

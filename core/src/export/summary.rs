@@ -54,7 +54,8 @@ pub(crate) fn applies(spec: &ExportSpec) -> bool {
 }
 
 /// Counts the returns in scope whose doc values might not say what their
-/// `_source` says; none means the pages may be read as doc values.
+/// `_source` says; none means the pages may be read as doc values. Under
+/// the export's PIT when it has one: the very documents the pages will read.
 pub(crate) fn probe_request(at: &Position) -> HttpRequest {
     let fields = &at.spec.context.fields;
     let summarised = json!({"bool": {"should": [
@@ -70,14 +71,19 @@ pub(crate) fn probe_request(at: &Position) -> HttpRequest {
         ],
         "must_not": [{"exists": {"field": "_ignored"}}]
     }});
-    HttpRequest::post(
-        search_path(&at.spec.context.config.index_pattern),
-        Body::Json(json!({
-            "size": 0,
-            "track_total_hits": true,
-            "query": {"bool": {"filter": [hits_query(at)], "must_not": [readable]}}
-        })),
-    )
+    let mut body = json!({
+        "size": 0,
+        "track_total_hits": true,
+        "query": {"bool": {"filter": [hits_query(at)], "must_not": [readable]}}
+    });
+    let path = match (at.state.pit_id.as_deref(), at.state.paging.is_pit()) {
+        (Some(id), true) => {
+            body["pit"] = json!({"id": id, "keep_alive": at.spec.keep_alive});
+            "/_search".to_string()
+        }
+        _ => search_path(&at.spec.context.config.index_pattern),
+    };
+    HttpRequest::post(path, Body::Json(body))
 }
 
 /// Whether no return in scope needs its `_source`.
@@ -422,15 +428,17 @@ mod tests {
         };
         let probe_answer = |missing: u64| ok(page(vec![], missing, None));
 
-        // Every return has the fields: probe, PIT, then pages of doc values.
+        // Every return has the fields: PIT, probe under it, then pages of
+        // doc values.
         let mut plan = ExportPlan::new(with_summary(ExportKind::Returns)).unwrap();
-        let probe = plan.next_request().unwrap();
-        assert!(probe.path.starts_with("/salt-*/_search?"), "{}", probe.path);
-        assert_eq!(body(&probe)["size"], 0);
-        assert_eq!(plan.handle(probe_answer(0)).unwrap(), b"");
-        assert_eq!(plan.state().reads_summary, Some(true));
         assert!(plan.next_request().unwrap().path.contains("_pit"));
         plan.handle(ok(json!({"pit_id": "p1"}))).unwrap();
+        let probe = plan.next_request().unwrap();
+        assert_eq!(probe.path, "/_search");
+        assert_eq!(body(&probe)["size"], 0);
+        assert_eq!(body(&probe)["pit"]["id"], "p1");
+        assert_eq!(plan.handle(probe_answer(0)).unwrap(), b"");
+        assert_eq!(plan.state().reads_summary, Some(true));
         let first = body(&plan.next_request().unwrap());
         assert_eq!(first["_source"], false);
         assert!(first["docvalue_fields"]
@@ -453,22 +461,31 @@ mod tests {
         assert!(plan.is_done());
 
         // One return without them: the documents, as without the pipeline.
-        let mut plan = ExportPlan::new(with_summary(ExportKind::Returns)).unwrap();
-        plan.next_request().unwrap();
+        let opened = |kind| {
+            let mut plan = ExportPlan::new(with_summary(kind)).unwrap();
+            assert!(plan.next_request().unwrap().path.contains("_pit"));
+            plan.handle(ok(json!({"pit_id": "p1"}))).unwrap();
+            plan
+        };
+        let reads_documents = |plan: &ExportPlan| {
+            let first = body(&plan.next_request().unwrap());
+            first["pit"]["id"] == "p1"
+                && first.get("_source").is_none()
+                && first.get("docvalue_fields").is_none()
+        };
+        let mut plan = opened(ExportKind::Returns);
         plan.handle(probe_answer(1)).unwrap();
         assert_eq!(plan.state().reads_summary, Some(false));
-        plan.handle(ok(json!({"pit_id": "p1"}))).unwrap();
-        let first = body(&plan.next_request().unwrap());
-        assert!(first.get("_source").is_none() && first.get("docvalue_fields").is_none());
+        assert!(reads_documents(&plan));
 
         // A probe that fails costs the doc values, not the export.
-        let mut plan = ExportPlan::new(with_summary(ExportKind::Returns)).unwrap();
-        let failed = EngineError::from_status("/salt-*/_search", 500, "{}");
+        let mut plan = opened(ExportKind::Returns);
+        let failed = EngineError::from_status("/_search", 500, "{}");
         assert_eq!(plan.handle(Err(failed)).unwrap(), b"");
         assert_eq!(plan.state().reads_summary, Some(false));
-        assert!(plan.next_request().unwrap().path.contains("_pit"));
+        assert!(reads_documents(&plan));
 
-        // Resumed, the answer is remembered; no probe for what needs `data`.
+        // Resumed, the answer is remembered: no second probe.
         let resumed = ExportPlan::resume(
             with_summary(ExportKind::Returns),
             ResumeState {
@@ -477,12 +494,14 @@ mod tests {
             },
         )
         .unwrap();
-        assert!(resumed.next_request().unwrap().path.contains("_pit"));
-        let states = ExportPlan::new(with_summary(ExportKind::States)).unwrap();
-        assert!(states.next_request().unwrap().path.contains("_pit"));
+        assert_eq!(body(&resumed.next_request().unwrap())["_source"], false);
+
+        // No probe for what needs `data`: states, or the output column.
+        assert!(reads_documents(&opened(ExportKind::States)));
         let mut s = with_summary(ExportKind::Returns);
         s.columns = ColumnChoice::parse(ExportKind::Returns, "jid,output").columns;
-        let plan = ExportPlan::new(s).unwrap();
-        assert!(plan.next_request().unwrap().path.contains("_pit"));
+        let mut plan = ExportPlan::new(s).unwrap();
+        plan.handle(ok(json!({"pit_id": "p1"}))).unwrap();
+        assert!(reads_documents(&plan));
     }
 }
