@@ -1,0 +1,236 @@
+//! The job page's searches and how its answers are read.
+
+use super::*;
+use serde_json::Value;
+
+fn ret(minion: &str, success: bool) -> Value {
+    json!({"_index": "salt-state_apply-v1", "_id": minion, "_source": {
+        "jid": "7", "minion": minion, "fun": "state.apply", "success": success,
+        "retcode": if success { 0 } else { 2 },
+        "data": {"test_|-a_|-a_|-nop": {"result": success, "changes": {}, "__run_num__": 0, "duration": 1.0}}
+    }})
+}
+
+fn answers_with(returns: Result<Value, EngineError>) -> JobAnswers {
+    let none = || Ok(json!({"hits": {"hits": []}}));
+    JobAnswers {
+        returns,
+        publish_event: none(),
+        job_events: none(),
+        job_cache: none(),
+    }
+}
+
+#[test]
+fn a_young_job_with_minions_yet_to_answer_is_still_running() {
+    let answers = JobAnswers {
+        publish_event: Ok(
+            json!({"hits": {"hits": [{"_source": {"tag": "salt/job/7/new", "data": {
+            "fun": "state.apply", "minions": ["a", "b"], "_stamp": "2026-12-03T10:00:00+00:00"}}}]}}),
+        ),
+        ..answers_with(Ok(
+            json!({"hits": {"total": {"value": 1}, "hits": [ret("a", true)]}}),
+        ))
+    };
+    let job = parse_job("7", answers).unwrap();
+    let published = crate::time::parse_utc("2026-12-03T10:00:00Z").unwrap();
+    assert_eq!(job.published_ms(), Some(published));
+    // Only the job cache's load so far: the jid tells when.
+    let cache_only = JobDetail {
+        jid: "20261203100000123456".into(),
+        publish: job
+            .publish
+            .clone()
+            .map(|p| PublishInfo { stamp: None, ..p }),
+        ..job.clone()
+    };
+    assert_eq!(cache_only.published_ms(), Some(published + 123));
+    assert!(cache_only.still_running(published + 5_000));
+    // No list of targets yet: followed for a minute, not fifteen.
+    let targets_unknown = JobDetail {
+        missing: Vec::new(),
+        publish: cache_only
+            .publish
+            .clone()
+            .map(|p| PublishInfo { minions: None, ..p }),
+        ..cache_only.clone()
+    };
+    assert!(targets_unknown.still_running(published + 5_000));
+    assert!(!targets_unknown.still_running(published + TARGETS_WAIT_MS + 1_000));
+    assert!(job.still_running(published + 5_000));
+    assert!(
+        !job.still_running(published + FOLLOW_FOR_MS),
+        "too old to wait for"
+    );
+    let answered = JobDetail {
+        missing: Vec::new(),
+        ..job
+    };
+    assert!(
+        !answered.still_running(published + 5_000),
+        "every minion answered"
+    );
+}
+
+#[test]
+fn a_job_whose_return_events_were_rejected_says_why_the_timeline_is_short() {
+    let answers = JobAnswers {
+        job_events: Ok(
+            json!({"hits": {"hits": [{"_source": {"tag": "salt/job/7/new", "data": {"_stamp": "2026-12-03T10:00:00+00:00"}}}]}}),
+        ),
+        ..answers_with(Ok(
+            json!({"hits": {"total": {"value": 1}, "hits": [ret("a", true)]}}),
+        ))
+    };
+    let job = parse_job("7", answers).unwrap();
+    assert_eq!(job.timeline.entries.len(), 1);
+    assert!(
+        job.notes
+            .iter()
+            .any(|n| n.contains("no return event") && n.contains("index template")),
+        "{:?}",
+        job.notes
+    );
+}
+
+#[test]
+fn the_job_searches_filter_on_the_jid_and_ask_for_every_return() {
+    let s = job_searches(&QueryContext::at(0), "7");
+    assert_eq!(
+        s.returns.body["query"]["bool"]["filter"][1]["term"]["jid.keyword"],
+        "7"
+    );
+    assert_eq!(s.returns.body["size"], JOB_RETURNS_PAGE);
+    assert_eq!(
+        s.publish_event.body["query"]["term"]["tag.keyword"],
+        "salt/job/7/new"
+    );
+    assert_eq!(
+        s.job_events.body["query"]["prefix"]["tag.keyword"],
+        "salt/job/7/"
+    );
+    assert_eq!(s.job_cache.index, "salt-master-job-cache");
+}
+
+#[test]
+fn targeted_minions_without_returns_are_listed_as_missing_with_why() {
+    let answers = JobAnswers {
+        returns: Ok(
+            json!({"hits": {"total": {"value": 2}, "hits": [ret("web01.prod.example.com", true), ret("db-02", false)]}}),
+        ),
+        publish_event: Ok(
+            json!({"hits": {"hits": [{"_source": {"tag": "salt/job/7/new", "data": {
+            "fun": "state.apply", "minions": ["db-02", "web01.prod.example.com", "lost-1", "offline-05"],
+            "missing": ["ghost01"]}}}]}}),
+        ),
+        job_events: Ok(
+            json!({"hits": {"hits": [{"_source": {"tag": "salt/job/7/new"}}, {"_source": {"tag": "salt/job/7/ret/lost-1"}}, {"_source": {"tag": "salt/job/7/ret/db-02"}}]}}),
+        ),
+        job_cache: Err(EngineError::Status {
+            url: "u".into(),
+            status: 404,
+            kind: Some("index_not_found_exception".into()),
+            reason: "no such index".into(),
+        }),
+    };
+    let job = parse_job("7", answers).unwrap();
+    let minions: Vec<_> = job.returns.iter().map(|r| r.minion.as_str()).collect();
+    assert_eq!(minions, ["db-02", "web01.prod.example.com"]);
+    assert_eq!(
+        job.missing,
+        vec![
+            MissingMinion {
+                minion: "lost-1".into(),
+                reason: MissingReason::ReturnedToMaster
+            },
+            MissingMinion {
+                minion: "offline-05".into(),
+                reason: MissingReason::NoReturn
+            },
+            MissingMinion {
+                minion: "ghost01".into(),
+                reason: MissingReason::UnknownToMaster
+            },
+        ]
+    );
+    assert!(job
+        .notes
+        .iter()
+        .any(|n| n.starts_with("job cache unavailable")));
+    assert_eq!(job.outcomes(), (1, 1));
+    assert!(
+        job.returns.iter().all(|r| r.data == ReturnData::Unread),
+        "the job page reads returns without their data"
+    );
+    assert_eq!(states_total(&job.returns), None, "not while data is unread");
+    let read: Vec<ReturnDoc> = [ret("a", true), ret("b", false)]
+        .iter()
+        .map(ReturnDoc::from_hit)
+        .collect();
+    let states = states_total(&read).unwrap();
+    assert_eq!((states.succeeded, states.failed, states.total), (1, 1, 2));
+}
+
+#[test]
+fn the_returns_come_in_pages_without_data_and_each_minions_data_on_its_own() {
+    let first = returns_search(&QueryContext::at(0), "7", None);
+    assert_eq!(first.body["_source"]["excludes"], json!(["data"]));
+    assert!(first.body["aggs"]["returned"]["terms"].is_object());
+    let full: Vec<Value> = (0..JOB_RETURNS_PAGE)
+        .map(|i| {
+            let mut h = ret(&format!("m{i:04}"), true);
+            h["_source"].as_object_mut().unwrap().remove("data");
+            h["sort"] = json!([format!("m{i:04}"), "salt-state_apply-v1"]);
+            h
+        })
+        .collect();
+    let page = parse_returns(&json!({"hits": {"hits": full}}));
+    let more = page.more.clone().expect("a full page has a next one");
+    assert_eq!(
+        more.0,
+        json!(["m0499", "salt-state_apply-v1"])
+            .as_array()
+            .unwrap()
+            .clone()
+    );
+    let next = returns_search(&QueryContext::at(0), "7", Some(&more));
+    assert_eq!(
+        next.body["search_after"],
+        json!(["m0499", "salt-state_apply-v1"])
+    );
+    assert!(next.body.get("aggs").is_none(), "counted once");
+    let one = return_search("salt-state_apply-v1", "db-02");
+    assert_eq!(one.body["query"]["ids"]["values"], json!(["db-02"]));
+    let doc = parse_return(
+        "i",
+        "db-02",
+        json!({"hits": {"hits": [ret("db-02", false)]}}),
+    )
+    .unwrap();
+    assert!(matches!(doc.data, ReturnData::States(_)));
+    assert!(parse_return("i", "x", json!({"hits": {"hits": []}})).is_err());
+}
+
+#[test]
+fn a_job_larger_than_one_page_counts_all_its_returns_and_failures() {
+    let mut answer = json!({"hits": {"total": {"value": 12000}, "hits": [ret("a", true)]},
+        "aggregations": {"failed": {"doc_count": 31}, "returned": {"buckets": []}}});
+    answer["hits"]["hits"][0]["_source"]
+        .as_object_mut()
+        .unwrap()
+        .remove("data");
+    let job = parse_job("7", answers_with(Ok(answer))).unwrap();
+    assert_eq!(job.total_returns, 12000);
+    assert_eq!(job.outcomes(), (11969, 31));
+}
+
+#[test]
+fn a_failed_returns_search_is_the_pages_error() {
+    let e = EngineError::Status {
+        url: "u".into(),
+        status: 500,
+        kind: None,
+        reason: "boom".into(),
+    };
+    assert_eq!(parse_job("7", answers_with(Err(e.clone()))).unwrap_err(), e);
+}
