@@ -109,22 +109,26 @@ fn page_request_at(at: &Position, after: &After, count: bool) -> HttpRequest {
     if let After::Sort(values) = after {
         body["search_after"] = Value::Array(values.clone());
     }
-    let path = match (at.state.pit_id.as_deref(), paging.is_pit()) {
+    search_at(at, body)
+}
+
+/// A search under the export's PIT when it has one, else over the index
+/// pattern: pages and the probe alike.
+pub(crate) fn search_at(at: &Position, mut body: Value) -> HttpRequest {
+    let path = match (at.state.pit_id.as_deref(), at.state.paging.is_pit()) {
         (Some(id), true) => {
-            body["pit"] = json!({"id": id, "keep_alive": spec.keep_alive});
+            body["pit"] = json!({"id": id, "keep_alive": at.spec.keep_alive});
             "/_search".to_string()
         }
-        _ => search_path(&spec.context.config.index_pattern),
+        _ => search_path(&at.spec.context.config.index_pattern),
     };
     HttpRequest::post(path, Body::Json(body))
 }
 
 /// A page's hits, read as the chosen columns need them.
 enum Hits {
-    /// Doc values only (no `_source`): the returns export without the
-    /// output column, where every return has the summary fields.
-    Summarised(Vec<Hit<ReturnFields<StateTally>>>),
-    /// State totals only: the returns export without the output column.
+    /// State totals only: the returns export without the output column
+    /// (from doc values, no `_source`, where the probe allowed).
     Tallied(Vec<Hit<ReturnFields<StateTally>>>),
     Whole(Vec<Hit<ReturnFields<Value>>>),
 }
@@ -154,11 +158,7 @@ impl ExportSource for HitsSource {
         // return's state totals: tallied from the bytes, no states built.
         let tally = spec.kind == ExportKind::Returns && !spec.wants(id::OUTPUT);
         let size = at.page_size();
-        let (page, hits) = if at.state.reads_summary == Some(true) {
-            // The same reader as the tallied pages': one copy in the wasm.
-            let (i, h) = read_hits_page::<ReturnFields<StateTally>>(&reply.url, &reply.body, size)?;
-            (i, Hits::Summarised(h))
-        } else if tally {
+        let (page, hits) = if tally {
             let (i, h) = read_hits_page::<ReturnFields<StateTally>>(&reply.url, &reply.body, size)?;
             (i, Hits::Tallied(h))
         } else {
@@ -172,13 +172,11 @@ impl ExportSource for HitsSource {
         // After a lost PIT the index is read again: what the file has is
         // skipped; under `_shard_doc` paging what is read is remembered.
         let hits = match hits {
-            Hits::Summarised(h) => Hits::Summarised(unwritten(at, h)),
             Hits::Tallied(h) => Hits::Tallied(unwritten(at, h)),
             Hits::Whole(h) => Hits::Whole(unwritten(at, h)),
         };
         let read: Vec<(String, String)> = if at.state.paging.shard_doc() {
             match &hits {
-                Hits::Summarised(h) => h.iter().map(|h| (h.index.clone(), h.id.clone())).collect(),
                 Hits::Tallied(h) => h.iter().map(|h| (h.index.clone(), h.id.clone())).collect(),
                 Hits::Whole(h) => h.iter().map(|h| (h.index.clone(), h.id.clone())).collect(),
             }
@@ -201,17 +199,10 @@ impl ExportSource for HitsSource {
         // are in the file as far as they read; the notes name them.
         let mut notes = Vec::new();
         let docs: Vec<ReturnDoc> = match hits {
-            Hits::Summarised(hits) => {
-                let looked_at = hits.len() as u64;
-                let names = summary::DocValueNames::of(&spec.context.fields);
-                let rows = hits
-                    .into_iter()
-                    .map(|h| summary::summary_return_row(h, &names, columns))
-                    .collect();
-                return Ok(Step::Commit(commit(rows, looked_at, notes)));
-            }
             Hits::Tallied(hits) => {
                 let looked_at = hits.len() as u64;
+                let doc_values = (at.state.reads_summary == Some(true))
+                    .then(|| summary::DocValueNames::of(&spec.context.fields));
                 let rows = hits
                     .into_iter()
                     .map(|h| {
@@ -221,7 +212,10 @@ impl ExportSource for HitsSource {
                             let jid = text_of(source.and_then(|s| s.jid.as_ref()));
                             notes.extend(unread_notes(&h.id, &minion, &jid, &h.notes, false));
                         }
-                        tallied_return_row(h, columns)
+                        match &doc_values {
+                            Some(names) => summary::summary_return_row(h, names, columns),
+                            None => tallied_return_row(h, columns),
+                        }
                     })
                     .collect();
                 return Ok(Step::Commit(commit(rows, looked_at, notes)));

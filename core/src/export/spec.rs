@@ -117,7 +117,7 @@ pub struct ResumeState {
     pub header_written: bool,
     pub done: bool,
     /// The returns export reads the summary pipeline's fields as doc values
-    /// instead of each return's `_source` (see `hits::summary_probe`):
+    /// instead of each return's `_source` (see `summary::probe_request`):
     /// `None` until the engine has been asked whether every return in scope
     /// has them.
     #[serde(default)]

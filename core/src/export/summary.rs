@@ -19,13 +19,13 @@ use serde::Deserialize;
 use serde_json::{json, Value};
 
 use super::columns::{id, Column};
-use super::hits::{hits_query, search_path};
+use super::hits::{hits_query, search_at};
 use super::page::Hit;
 use super::plan::Position;
 use super::rows::{return_row_with, Row, StateTotals};
 use super::spec::ExportSpec;
 use super::ExportKind;
-use crate::engine::{Body, EngineError, HttpRequest, Reply};
+use crate::engine::{EngineError, HttpRequest, Reply};
 use crate::model::{
     HighstateSummary, ReturnDoc, ReturnFields, SUMMARY_VERSION, SUMMARY_VERSION_FIELD,
 };
@@ -71,19 +71,14 @@ pub(crate) fn probe_request(at: &Position) -> HttpRequest {
         ],
         "must_not": [{"exists": {"field": "_ignored"}}]
     }});
-    let mut body = json!({
-        "size": 0,
-        "track_total_hits": true,
-        "query": {"bool": {"filter": [hits_query(at)], "must_not": [readable]}}
-    });
-    let path = match (at.state.pit_id.as_deref(), at.state.paging.is_pit()) {
-        (Some(id), true) => {
-            body["pit"] = json!({"id": id, "keep_alive": at.spec.keep_alive});
-            "/_search".to_string()
-        }
-        _ => search_path(&at.spec.context.config.index_pattern),
-    };
-    HttpRequest::post(path, Body::Json(body))
+    search_at(
+        at,
+        json!({
+            "size": 0,
+            "track_total_hits": true,
+            "query": {"bool": {"filter": [hits_query(at)], "must_not": [readable]}}
+        }),
+    )
 }
 
 /// Whether no return in scope needs its `_source`.
