@@ -26,6 +26,8 @@ pub mod jobs;
 pub mod page;
 pub mod plan;
 #[cfg(test)]
+mod plan_recovery_tests;
+#[cfg(test)]
 mod plan_tests;
 pub mod rows;
 mod seen;
