@@ -46,6 +46,11 @@ for p in saltbench100k:100k saltgen:1M saltb1mp:1M-summary; do
   out=$(BASE_URL=http://127.0.0.1:$PORT PREFIX=$prefix node scripts/bench/fetch_loop.mjs)
   frows=$(read_kv rows <<<"$out"); fsecs=$(read_kv seconds <<<"$out")
   loops+=("$label: $out")
+  # What fetching pages side by side would gain: the same loop over two
+  # slices of the point in time at once.
+  if [[ $label == 1M-summary ]]; then
+    loops+=("$label, 2 slices at once: $(BASE_URL=http://127.0.0.1:$PORT PREFIX=$prefix SLICES=2 node scripts/bench/fetch_loop.mjs)")
+  fi
   awk -v l="$label" -v br="$brows" -v bs="$bsecs" -v pr="$prows" -v ps="$psecs" -v fr="$frows" -v fs="$fsecs" 'BEGIN {
     printf "%-12s %12d %12.0f %12d %12.0f %7.2fx %12.0f %9.2fx\n", l, br, br / bs, pr, pr / ps, (br / bs) / (pr / ps), fr / fs, (br / bs) / (fr / fs) }'
 done

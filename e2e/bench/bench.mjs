@@ -10,7 +10,7 @@
 // BENCH_RUNS (median of, default 3), BENCH_BIG (prefix holding the big
 // shapes), BENCH_JOBS (JSON: name -> jid of the job pages to open).
 import { chromium } from 'playwright-core';
-import { CHROMIUM, CHROMIUM_ARGS } from '../harness.mjs';
+import { CHROMIUM, CHROMIUM_ARGS, prefixConfig, serveConfigFor } from '../harness.mjs';
 
 const BASE = (process.env.BASE_URL || 'http://127.0.0.1:8096').replace(/\/+$/, '');
 const SETS = (process.env.BENCH_SETS || 'salt:real').split(',').map((s) => {
@@ -25,14 +25,6 @@ const median = (xs) => {
   return s.length ? s[Math.floor(s.length / 2)] : NaN;
 };
 
-function config(prefix) {
-  return prefix === 'salt' ? null : {
-    engine_url: '/es',
-    index_pattern: `${prefix}-*`,
-    job_cache_index: `${prefix}-master-job-cache`,
-    event_index_pattern: `${prefix}-master-event-cache*`,
-  };
-}
 
 /** One bare round trip through nginx: the network's share of the floor. */
 async function roundTrip() {
@@ -52,8 +44,8 @@ async function roundTrip() {
 async function instrumented(browser, prefix) {
   const context = await browser.newContext({ viewport: { width: 1280, height: 900 } });
   const page = await context.newPage();
-  const c = config(prefix);
-  if (c) await page.route('**/config.json', (r) => r.fulfill({ contentType: 'application/json', body: JSON.stringify(c) }));
+  // Not page.route: it would hold up every request (harness.mjs).
+  if (prefix !== 'salt') await serveConfigFor(page, prefixConfig(prefix));
   // searches: each answer's searches' own `took`, in the order received.
   const books = { took: 0, requests: 0, bytes: 0, searches: [] };
   const cdp = await context.newCDPSession(page);

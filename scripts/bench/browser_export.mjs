@@ -1,12 +1,13 @@
 // One returns export in the browser (the release build behind nginx), timed
 // from the click to the offered file. Prints: rows=<n> seconds=<s>
 //   BASE_URL=… PREFIX=saltgen node scripts/bench/browser_export.mjs
-import { openBrowser, url, useIndexPrefix } from '../../e2e/harness.mjs';
+import { openBrowser, prefixConfig, serveConfigFor, url } from '../../e2e/harness.mjs';
 
 const PREFIX = process.env.PREFIX || 'saltgen';
 const b = await openBrowser();
 const { page } = await b.newPage({ acceptDownloads: true });
-await useIndexPrefix(page, PREFIX);
+// Not useIndexPrefix: its page.route would hold up every page fetch.
+await serveConfigFor(page, prefixConfig(PREFIX));
 await page.goto(url('/?time=all&noisy=show'));
 await page.locator('table.jobs tbody tr.job').first().waitFor({ timeout: 60000 });
 await page.getByText('Export CSV').click();

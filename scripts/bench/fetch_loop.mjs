@@ -3,14 +3,18 @@
 // answer but find its last `sort` (as the app does, from the end of the
 // text). The app's own first page request is captured and its body reused,
 // so the query, sort, page size and point in time are the app's.
+// SLICES=n fetches n slices of the point in time at once instead (what the
+// export would gain from fetching pages side by side).
 // Prints: rows=<n> seconds=<s> pages=<n> mb=<received MB>
-//   BASE_URL=… PREFIX=saltgen node scripts/bench/fetch_loop.mjs
-import { openBrowser, url, useIndexPrefix } from '../../e2e/harness.mjs';
+//   BASE_URL=… PREFIX=saltgen [SLICES=2] node scripts/bench/fetch_loop.mjs
+import { openBrowser, prefixConfig, serveConfigFor, url } from '../../e2e/harness.mjs';
 
 const PREFIX = process.env.PREFIX || 'saltgen';
+const SLICES = Math.max(1, Number(process.env.SLICES || 1));
 const b = await openBrowser();
 const { page } = await b.newPage();
-await useIndexPrefix(page, PREFIX);
+// Not useIndexPrefix: its page.route would hold up every page fetch.
+await serveConfigFor(page, prefixConfig(PREFIX));
 await page.goto(url('/?time=all&noisy=show'));
 await page.getByText('Export CSV', { exact: true }).click();
 const panel = page.getByRole('group', { name: 'Export CSV' });
@@ -36,31 +40,38 @@ await captured;
 await panel.getByRole('button', { name: 'Cancel' }).click();
 if (!pitOpen) throw new Error('the app opened no point in time: is this OpenSearch or Elasticsearch ≥ 7.10?');
 
-const result = await page.evaluate(async ({ pitOpen, firstPage }) => {
+const result = await page.evaluate(async ({ pitOpen, firstPage, slices }) => {
   const t0 = performance.now();
   const opened = await (await fetch(pitOpen.url, { method: 'POST', headers: { 'Content-Type': 'application/json' }, body: pitOpen.body })).json();
   const id = opened.pit_id || opened.id;
   const size = firstPage.size;
-  let after = null; let rows = 0; let pages = 0; let bytes = 0;
-  for (;;) {
-    const body = { ...firstPage, pit: { ...firstPage.pit, id }, track_total_hits: false };
-    if (after) body.search_after = after; else delete body.search_after;
-    const text = await (await fetch('/es/_search', { method: 'POST', headers: { 'Content-Type': 'application/json' }, body: JSON.stringify(body) })).text();
-    pages += 1; bytes += text.length;
-    const at = text.lastIndexOf('"sort":[');
-    if (at < 0) break;
-    after = JSON.parse(text.slice(at + 7, text.indexOf(']', at) + 1));
-    // A short page is the last; count its hits by their sort arrays.
-    const n = text.split('"sort":[').length - 1;
-    rows += n;
-    if (n < size) break;
+  let rows = 0; let pages = 0; let bytes = 0;
+  // One loop per slice of the point in time, all at once (slices = 1: the
+  // app's own pages, one after another).
+  async function loop(slice) {
+    let after = null;
+    for (;;) {
+      const body = { ...firstPage, pit: { ...firstPage.pit, id }, track_total_hits: false };
+      if (slices > 1) body.slice = { id: slice, max: slices };
+      if (after) body.search_after = after; else delete body.search_after;
+      const text = await (await fetch('/es/_search', { method: 'POST', headers: { 'Content-Type': 'application/json' }, body: JSON.stringify(body) })).text();
+      pages += 1; bytes += text.length;
+      const at = text.lastIndexOf('"sort":[');
+      if (at < 0) break;
+      after = JSON.parse(text.slice(at + 7, text.indexOf(']', at) + 1));
+      // A short page is the last; count its hits by their sort arrays.
+      const n = text.split('"sort":[').length - 1;
+      rows += n;
+      if (n < size) break;
+    }
   }
+  await Promise.all([...Array(slices).keys()].map(loop));
   const seconds = (performance.now() - t0) / 1000;
   const close = pitOpen.url.includes('_pit')
     ? fetch('/es/_pit', { method: 'DELETE', headers: { 'Content-Type': 'application/json' }, body: JSON.stringify({ id }) })
     : fetch('/es/_search/point_in_time', { method: 'DELETE', headers: { 'Content-Type': 'application/json' }, body: JSON.stringify({ pit_id: [id] }) });
   await close.catch(() => {});
   return { rows, seconds, pages, mb: bytes / 1e6 };
-}, { pitOpen, firstPage });
+}, { pitOpen, firstPage, slices: SLICES });
 console.log(`rows=${result.rows} seconds=${result.seconds.toFixed(2)} pages=${result.pages} mb=${result.mb.toFixed(0)}`);
 await b.close();
