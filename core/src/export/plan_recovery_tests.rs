@@ -50,12 +50,7 @@ fn a_failure_keeps_the_state_and_the_export_resumes_from_a_plain_value() {
     );
     assert_eq!(b["pit"]["id"], "p", "the PIT is reused while it lives");
     // It expired meanwhile: a new PIT, the same place.
-    let gone = EngineError::from_status(
-        "/_search",
-        404,
-        r#"{"error":{"type":"search_context_missing_exception","reason":"No search context found for id [91]"},"status":404}"#,
-    );
-    assert_eq!(resumed.handle(Err(gone)).unwrap(), b"");
+    assert_eq!(resumed.handle(Err(expired())).unwrap(), b"");
     assert!(resumed
         .next_request()
         .unwrap()
@@ -88,6 +83,15 @@ fn lost(reason: &str) -> Answer {
         json!({"_shards": {"total": 3, "successful": 2, "failed": 1, "failures": [
         {"shard": 2, "index": "salt-state_apply-v1", "node": "n2",
          "reason": {"type": "illegal_state_exception", "reason": reason}}]}, "hits": {"hits": []}}),
+    )
+}
+
+/// The engine's answer to a page under a PIT that expired meanwhile.
+fn expired() -> EngineError {
+    EngineError::from_status(
+        "/_search",
+        404,
+        r#"{"error":{"type":"search_context_missing_exception","reason":"No search context found for id [91]"},"status":404}"#,
     )
 }
 
@@ -250,12 +254,7 @@ fn a_pit_lost_after_resuming_from_a_plain_state_under_document_order_says_to_sta
     plan.handle(ok(page(vec![doc_hit("salt-x", 0, "1", "m")], 3, Some("p"))))
         .unwrap();
     let mut resumed = ExportPlan::resume(s, plan.state().clone()).unwrap();
-    let gone = EngineError::from_status(
-        "/_search",
-        404,
-        r#"{"error":{"type":"search_context_missing_exception","reason":"No search context found for id [91]"},"status":404}"#,
-    );
-    let e = resumed.handle(Err(gone)).unwrap_err();
+    let e = resumed.handle(Err(expired())).unwrap_err();
     assert!(e.to_string().contains("start it again"), "{e}");
     assert_eq!(body(&resumed.next_request().unwrap())["pit"]["id"], "p");
 }
