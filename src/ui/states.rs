@@ -2,19 +2,24 @@ use std::sync::Arc;
 
 use leptos::prelude::*;
 use saltscope_core::model::output::{
-    describe_changes, diff_line_kind, group_by_sls, is_problem_or_change, terse_result, Change,
-    DiffLine, StateOutput,
+    describe_changes, diff_line_kind, terse_result, Change, DiffLine, StateOutput,
 };
-use saltscope_core::model::{HighstateSummary, ReturnData, ReturnDoc, StateResult, StateRun};
+use saltscope_core::model::{
+    HighstateSummary, ReturnData, ReturnDoc, StateLine, StateResult, StateRun, StateTableLines,
+};
 use saltscope_core::route::StateView;
 use saltscope_core::text::salt_duration;
 
 use super::value::value_tree;
 use super::visible::{human_bytes, ShowMore, FOLD_BYTES};
 
-/// Rows drawn at first, and per step when scrolling on: a return of 10,000
-/// states opens at once.
-const ROWS_STEP: usize = 300;
+/// States to a chunk of the table: the first screen, and what one
+/// animation frame draws as the person scrolls on (50-100 ms here for a
+/// chunk of full output).
+const CHUNK_STATES: usize = 100;
+/// Chunks one step of scrolling on asks for, drawn a frame each: a return of
+/// 10,000 states is 20 steps, and the page answers between the frames.
+const STEP_CHUNKS: usize = 5;
 
 /// A return's states (none if it holds no states).
 fn runs_of(ret: &ReturnDoc) -> &[StateRun] {
@@ -39,90 +44,89 @@ pub fn SummaryLines(ret: Arc<ReturnDoc>) -> impl IntoView {
     }
 }
 
-/// A minion's states in run order, as the view asks: redrawn when the
-/// output mode changes, from the return's one copy of them, and drawn in
-/// slices — more as the person scrolls on.
+/// A minion's states in run order, as the view asks, drawn in chunks: one
+/// `<tbody>` per chunk, added a frame at a time as the person scrolls near
+/// the end, the chunks above left as they are. A new mode draws a new table
+/// from the top.
 #[component]
 pub fn StateTable(ret: Arc<ReturnDoc>, view_as: Memo<StateView>) -> impl IntoView {
-    let limit = RwSignal::new(ROWS_STEP);
-    // A new mode starts from the top again.
-    Effect::new(move |_| {
-        view_as.track();
-        limit.set(ROWS_STEP);
-    });
-    let runs = ret.clone();
-    let left = Memo::new(move |_| {
-        shown_runs(runs_of(&runs), view_as.get())
-            .len()
-            .saturating_sub(limit.get())
-    });
-    view! {
-        {move || state_table(runs_of(&ret), view_as.get(), limit.get())}
-        {move || (left.get() > 0).then(|| view! {
-            <ShowMore label=Signal::derive(move || format!("Show {} more states", left.get().min(ROWS_STEP * 3)))
-                more=Callback::new(move |()| limit.update(|n| *n += ROWS_STEP * 3))/>
-        })}
+    move || {
+        let view_as = view_as.get();
+        let chunks = Chunks {
+            table: Arc::new(StateTableLines::of(runs_of(&ret), view_as, CHUNK_STATES)),
+            ret: ret.clone(),
+            output: view_as.output,
+        };
+        let drawn = RwSignal::new(1usize);
+        let wanted = RwSignal::new(1usize);
+        Effect::new(move |_| {
+            if drawn.get() < wanted.get() {
+                // Gone with the table if the mode changed meanwhile.
+                request_animation_frame(move || {
+                    drawn.try_update(|n| *n = (*n + 1).min(wanted.get_untracked()));
+                });
+            }
+        });
+        let left = Memo::new({
+            let table = chunks.table.clone();
+            move |_| table.states_after(wanted.get())
+        });
+        let hidden_note = (view_as.problems_only && chunks.table.states() == 0)
+            .then(|| view! { <p class="notice">"No failures and no changes."</p> });
+        let first = (chunks.table.chunks() > 0).then(|| chunk_view(chunks, 0, drawn));
+        view! {
+            {hidden_note}
+            <table class="states" aria-label="States">
+                <thead><tr>
+                    <th>"#"</th><th>"Result"</th><th>"ID"</th><th>"Function"</th><th>"Name"</th>
+                    <th>"Comment"</th><th>"Duration"</th><th>"Changes"</th>
+                </tr></thead>
+                {first}
+            </table>
+            {move || (left.get() > 0).then(|| view! {
+                <ShowMore label=Signal::derive(move || format!("Show {} more states", left.get().min(CHUNK_STATES * STEP_CHUNKS)))
+                    more=Callback::new(move |()| wanted.update(|n| *n += STEP_CHUNKS))/>
+            })}
+        }
     }
 }
 
-fn shown_runs(runs: &[StateRun], view_as: StateView) -> Vec<&StateRun> {
-    runs.iter()
-        .filter(|r| !view_as.problems_only || is_problem_or_change(r))
-        .collect()
+/// What a chunk of the state table is drawn from.
+#[derive(Clone)]
+struct Chunks {
+    ret: Arc<ReturnDoc>,
+    table: Arc<StateTableLines>,
+    output: StateOutput,
 }
 
-/// One line of the table: an SLS heading or a state.
-enum Line<'a> {
-    Sls(String),
-    State(&'a StateRun),
-}
-
-fn state_table(runs: &[StateRun], view_as: StateView, limit: usize) -> impl IntoView {
-    let shown = shown_runs(runs, view_as);
-    let hidden_note = (view_as.problems_only && shown.is_empty())
-        .then(|| view! { <p class="notice">"No failures and no changes."</p> });
-    let lines: Vec<Line> = if view_as.by_sls {
-        group_by_sls(shown.iter().copied())
-            .into_iter()
-            .flat_map(|(sls, runs)| {
+/// Chunk `i`, and after it the next one once `drawn` reaches it: each
+/// chunk is built once, however many follow.
+fn chunk_view(chunks: Chunks, i: usize, drawn: RwSignal<usize>) -> AnyView {
+    let runs = runs_of(&chunks.ret);
+    let rows = chunks
+        .table
+        .chunk(i)
+        .iter()
+        .map(|line| match line {
+            StateLine::Sls(sls) => {
                 let label = if sls.is_empty() {
                     "(no SLS)".to_string()
                 } else {
                     format!("SLS {sls}")
                 };
-                std::iter::once(Line::Sls(label)).chain(runs.into_iter().map(Line::State))
-            })
-            .collect()
-    } else {
-        shown.into_iter().map(Line::State).collect()
-    };
-    let mut states = 0;
-    let body = lines
-        .into_iter()
-        .take_while(|l| {
-            if matches!(l, Line::State(_)) {
-                states += 1;
+                view! { <tr class="sls-heading"><th colspan="8" scope="colgroup">{label}</th></tr> }
+                    .into_any()
             }
-            states <= limit
-        })
-        .map(|l| match l {
-            Line::Sls(label) => view! {
-                <tr class="sls-heading"><th colspan="8" scope="colgroup">{label}</th></tr>
-            }
-            .into_any(),
-            Line::State(r) => state_row(r, view_as.output).into_any(),
+            StateLine::State(at) => state_row(&runs[*at], chunks.output).into_any(),
         })
         .collect_view();
+    let more = i + 1 < chunks.table.chunks();
+    let next = Memo::new(move |_| more && drawn.get() > i + 1);
     view! {
-        {hidden_note}
-        <table class="states" aria-label="States">
-            <thead><tr>
-                <th>"#"</th><th>"Result"</th><th>"ID"</th><th>"Function"</th><th>"Name"</th>
-                <th>"Comment"</th><th>"Duration"</th><th>"Changes"</th>
-            </tr></thead>
-            <tbody>{body}</tbody>
-        </table>
+        <tbody>{rows}</tbody>
+        {move || next.get().then(|| chunk_view(chunks.clone(), i + 1, drawn))}
     }
+    .into_any()
 }
 
 fn state_row(run: &StateRun, output: StateOutput) -> impl IntoView {

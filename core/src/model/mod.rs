@@ -9,6 +9,7 @@ mod publish;
 mod return_doc;
 mod run_summary;
 mod state;
+mod state_table;
 mod summary;
 mod tally;
 
@@ -20,6 +21,7 @@ pub use run_summary::{
     RunSummary, SUMMARY_FIELD, SUMMARY_PIPELINE, SUMMARY_VERSION, SUMMARY_VERSION_FIELD,
 };
 pub use state::{decode_state_key, StateIdentity, StateKey, StateResult, StateReturn, StateRun};
+pub use state_table::{StateLine, StateTableLines};
 pub use summary::HighstateSummary;
 pub use tally::StateTally;
 

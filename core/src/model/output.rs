@@ -3,6 +3,8 @@
 //! and changes only"), grouping by SLS, and changes read the way a person
 //! reads them (a file diff as a diff, a package as old → new).
 
+use std::collections::HashMap;
+
 use serde_json::Value;
 
 use super::state::{StateResult, StateRun};
@@ -75,18 +77,24 @@ pub fn terse_result(run: &StateRun) -> &'static str {
     }
 }
 
-/// States grouped by SLS, groups in the order their first state ran, each
-/// keeping run order. States without `__sls__` group under "".
-pub fn group_by_sls<'a>(
-    runs: impl IntoIterator<Item = &'a StateRun>,
-) -> Vec<(String, Vec<&'a StateRun>)> {
-    let mut groups: Vec<(String, Vec<&StateRun>)> = Vec::new();
-    for run in runs {
-        let sls = run.sls.clone().unwrap_or_default();
-        match groups.iter_mut().find(|(name, _)| *name == sls) {
-            Some((_, members)) => members.push(run),
-            None => groups.push((sls, vec![run])),
-        }
+/// The `shown` states (indices into `runs`) grouped by SLS, groups in the
+/// order their first state ran, each keeping run order. States without
+/// `__sls__` group under "".
+pub fn group_by_sls(
+    runs: &[StateRun],
+    shown: impl IntoIterator<Item = usize>,
+) -> Vec<(&str, Vec<usize>)> {
+    let mut groups: Vec<(&str, Vec<usize>)> = Vec::new();
+    // A return of 10,000 states may name hundreds of SLS: look groups up by
+    // name, not by scanning them.
+    let mut group_of: HashMap<&str, usize> = HashMap::new();
+    for at in shown {
+        let sls = runs[at].sls.as_deref().unwrap_or_default();
+        let group = *group_of.entry(sls).or_insert_with(|| {
+            groups.push((sls, Vec::new()));
+            groups.len() - 1
+        });
+        groups[group].1.push(at);
     }
     groups
 }
@@ -235,11 +243,14 @@ mod tests {
     #[test]
     fn grouping_by_sls_keeps_run_order_within_and_between_groups() {
         let runs = runs();
-        let groups = group_by_sls(&runs);
-        let names: Vec<&str> = groups.iter().map(|(n, _)| n.as_str()).collect();
+        let groups = group_by_sls(&runs, 0..runs.len());
+        let names: Vec<&str> = groups.iter().map(|(n, _)| *n).collect();
         assert_eq!(names, ["web", "db", ""]);
-        let web: Vec<&str> = groups[0].1.iter().map(|r| r.id.as_str()).collect();
+        let web: Vec<&str> = groups[0].1.iter().map(|&i| runs[i].id.as_str()).collect();
         assert_eq!(web, ["ok", "bad"]);
+        // Only the states shown are grouped.
+        let shown = group_by_sls(&runs, [1, 3]);
+        assert_eq!(shown, [("db", vec![1]), ("", vec![3])]);
     }
 
     #[test]
