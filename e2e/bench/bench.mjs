@@ -97,6 +97,48 @@ async function action(page, event, run) {
 
 const rows = [];
 const profiles = [];
+const scrolls = [];
+
+/**
+ * Scrolls a job page with the mouse wheel, a screen a step, until its
+ * states table draws no more ("Show N more states" gone and the page's end
+ * reached): the frames' lengths while it scrolls, and the time it took.
+ */
+async function scrollToEnd(page, url) {
+  await page.goto(url);
+  await painted(page, 'job-return');
+  await page.mouse.move(640, 450);
+  await page.evaluate(() => {
+    window.__frames = [];
+    let last = performance.now();
+    const tick = (t) => { window.__frames.push(t - last); last = t; if (!window.__stopFrames) requestAnimationFrame(tick); };
+    requestAnimationFrame(tick);
+  });
+  const more = page.getByRole('button', { name: /^Show \d+ more states$/ });
+  const t0 = Date.now();
+  let steps = 0;
+  for (;;) {
+    await page.mouse.wheel(0, 900);
+    await page.evaluate(() => new Promise((r) => requestAnimationFrame(() => r())));
+    steps += 1;
+    if (steps % 50 === 0 && !(await more.count())) {
+      const end = await page.evaluate(() => innerHeight + scrollY >= document.documentElement.scrollHeight - 2);
+      if (end) break;
+    }
+    if (Date.now() - t0 > 300000) throw new Error('the states table did not reach its end in 5 min');
+  }
+  const ms = Date.now() - t0;
+  const frames = await page.evaluate(() => { window.__stopFrames = true; return window.__frames.slice(1); });
+  const sorted = [...frames].sort((a, b) => a - b);
+  return {
+    ms,
+    steps,
+    frames: frames.length,
+    p95: sorted[Math.floor(sorted.length * 0.95)],
+    max: sorted.at(-1),
+    over50: frames.filter((f) => f > 50).length,
+  };
+}
 
 /**
  * Where a view's time went after the person's action, from the page's own
@@ -217,6 +259,20 @@ try {
       return { ms: await painted(p.page, 'job-return') };
     });
   }
+  // Scrolling the 10,000-state page to its last state as a person does,
+  // with the wheel: every frame's length (requestAnimationFrame), once the
+  // first screen is in.
+  const big = JOBS['1 minion x 10,000 states'];
+  if (big) {
+    for (let i = 0; i < RUNS; i++) {
+      const p = await instrumented(browser, big.prefix);
+      try {
+        scrolls.push(await scrollToEnd(p.page, `${BASE}/job/${big.jid}`));
+      } finally {
+        await p.close();
+      }
+    }
+  }
 } finally {
   await browser.close();
 }
@@ -243,4 +299,10 @@ for (const [set, list] of bySet) {
     return `app ${st.app.toFixed(0)} | request ${i + 1} ${st.request.toFixed(0)} (${st.kb.toFixed(0)} KB; engine ${engine.join('+') || '-'})`;
   });
   console.log(`  ${pad(set, 8)} ${parts.join(' | ')} | read ${pr.phases.read.toFixed(0)} | draw ${pr.phases.draw.toFixed(0)} = ${total(pr).toFixed(0)}`);
+}
+
+if (scrolls.length) {
+  const m = (k) => median(scrolls.map((x) => x[k]));
+  console.log('\njob page: 1 minion x 10,000 states, scrolled with the wheel (900 px a step) to its last state (median of runs):');
+  console.log(`  ${m('steps')} steps in ${(m('ms') / 1000).toFixed(1)} s; ${m('frames')} frames: 95th percentile ${m('p95').toFixed(0)} ms, longest ${m('max').toFixed(0)} ms, ${m('over50')} over 50 ms`);
 }
