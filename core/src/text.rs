@@ -25,6 +25,31 @@ pub fn salt_duration(ms: f64) -> String {
     }
 }
 
+/// Text longer than this is shown folded: its start, and "show all".
+pub const FOLD_BYTES: usize = 64 * 1024;
+
+/// The start of `text` shown while it is folded: its first [`FOLD_BYTES`]
+/// (cut between characters), or `None` when it is short enough to show whole.
+pub fn folded_start(text: &str) -> Option<&str> {
+    if text.len() <= FOLD_BYTES {
+        return None;
+    }
+    let mut end = FOLD_BYTES;
+    while !text.is_char_boundary(end) {
+        end -= 1;
+    }
+    Some(&text[..end])
+}
+
+/// A size in bytes as people read it: "5.0 MB", "63 KB".
+pub fn human_bytes(n: usize) -> String {
+    if n >= 1_000_000 {
+        format!("{:.1} MB", n as f64 / 1e6)
+    } else {
+        format!("{} KB", n.div_ceil(1000))
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -43,5 +68,15 @@ mod tests {
         assert_eq!(scalar_text(&json!(3)), "3");
         assert_eq!(scalar_text(&json!(null)), "");
         assert_eq!(scalar_text(&json!([1])), "[1]");
+    }
+
+    #[test]
+    fn long_text_folds_between_characters() {
+        assert_eq!(folded_start("short"), None);
+        let text = format!("{}é tail", "a".repeat(FOLD_BYTES - 1));
+        let start = folded_start(&text).unwrap();
+        assert_eq!(start.len(), FOLD_BYTES - 1);
+        assert_eq!(human_bytes(5_000_000), "5.0 MB");
+        assert_eq!(human_bytes(62_001), "63 KB");
     }
 }

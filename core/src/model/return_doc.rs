@@ -79,7 +79,8 @@ pub enum ReturnData {
     /// as `{"return": …}` — a render error is a list of messages.
     StateError(Vec<String>),
     Text(String),
-    Structured(Value),
+    /// Shared: the job page draws it a part at a time ([`super::TreeNode`]).
+    Structured(std::sync::Arc<Value>),
     Missing,
     /// Not fetched yet: the job page reads returns without their `data`
     /// first (a return can be megabytes) and each minion's data on its own.
@@ -262,7 +263,7 @@ impl ReturnData {
             Value::Number(_) | Value::Bool(_) | Value::Null => {
                 ReturnData::Text(crate::text::scalar_text(data))
             }
-            other => ReturnData::Structured(other.clone()),
+            other => ReturnData::Structured(std::sync::Arc::new(other.clone())),
         }
     }
 }
