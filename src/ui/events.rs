@@ -215,9 +215,9 @@ fn EventRow(event: EventDoc) -> impl IntoView {
         }
     });
     let open = RwSignal::new(false);
-    let data = event.data;
+    let data = std::sync::Arc::new(event.data);
     // The tree is drawn when opened: a job return's data can be a whole highstate.
-    let tree = move || open.get().then(|| value_tree(&data));
+    let tree = move || open.get().then(|| value_tree(data.clone()));
     view! {
         <tr class="event" class:failed=event.failed data-family=event.family>
             <td class="when">{when}</td>

@@ -406,7 +406,7 @@ fn return_body(ret: Arc<ReturnDoc>, view_as: Memo<StateView>) -> impl IntoView {
         }
         .into_any(),
         ReturnData::Text(text) => view! { <FoldedText text={Arc::<str>::from(text.as_str())} class="text return-text"/> }.into_any(),
-        ReturnData::Structured(value) => view! { <div class="return-tree">{value_tree(value)}</div> }.into_any(),
+        ReturnData::Structured(value) => view! { <div class="return-tree">{value_tree(value.clone())}</div> }.into_any(),
         ReturnData::Missing => view! { <p class="notice">"This return holds no data."</p> }.into_any(),
         ReturnData::Unread => view! { <p class="loading">"Loading the output…"</p> }.into_any(),
     };

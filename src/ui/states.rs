@@ -8,10 +8,10 @@ use saltscope_core::model::{
     HighstateSummary, ReturnData, ReturnDoc, StateLine, StateResult, StateRun, StateTableLines,
 };
 use saltscope_core::route::StateView;
-use saltscope_core::text::salt_duration;
+use saltscope_core::text::{human_bytes, salt_duration, FOLD_BYTES};
 
 use super::value::value_tree;
-use super::visible::{human_bytes, ShowMore, FOLD_BYTES};
+use super::visible::{FrameParts, ShowMore};
 
 /// States to a chunk of the table: the first screen, and what one
 /// animation frame draws as the person scrolls on (50-100 ms here for a
@@ -52,28 +52,16 @@ pub fn SummaryLines(ret: Arc<ReturnDoc>) -> impl IntoView {
 pub fn StateTable(ret: Arc<ReturnDoc>, view_as: Memo<StateView>) -> impl IntoView {
     move || {
         let view_as = view_as.get();
-        let chunks = Chunks {
-            table: Arc::new(StateTableLines::of(runs_of(&ret), view_as, CHUNK_STATES)),
-            ret: ret.clone(),
-            output: view_as.output,
-        };
-        let drawn = RwSignal::new(1usize);
-        let wanted = RwSignal::new(1usize);
-        Effect::new(move |_| {
-            if drawn.get() < wanted.get() {
-                // Gone with the table if the mode changed meanwhile.
-                request_animation_frame(move || {
-                    drawn.try_update(|n| *n = (*n + 1).min(wanted.get_untracked()));
-                });
-            }
-        });
+        let table = Arc::new(StateTableLines::of(runs_of(&ret), view_as, CHUNK_STATES));
+        let parts = FrameParts::new(table.chunks());
         let left = Memo::new({
-            let table = chunks.table.clone();
-            move |_| table.states_after(wanted.get())
+            let table = table.clone();
+            move |_| table.states_after(parts.wanted())
         });
-        let hidden_note = (view_as.problems_only && chunks.table.states() == 0)
+        let hidden_note = (view_as.problems_only && table.states() == 0)
             .then(|| view! { <p class="notice">"No failures and no changes."</p> });
-        let first = (chunks.table.chunks() > 0).then(|| chunk_view(chunks, 0, drawn));
+        let (ret, output) = (ret.clone(), view_as.output);
+        let first = parts.view(Arc::new(move |i| chunk_rows(&ret, &table, output, i)));
         view! {
             {hidden_note}
             <table class="states" aria-label="States">
@@ -85,26 +73,16 @@ pub fn StateTable(ret: Arc<ReturnDoc>, view_as: Memo<StateView>) -> impl IntoVie
             </table>
             {move || (left.get() > 0).then(|| view! {
                 <ShowMore label=Signal::derive(move || format!("Show {} more states", left.get().min(CHUNK_STATES * STEP_CHUNKS)))
-                    more=Callback::new(move |()| wanted.update(|n| *n += STEP_CHUNKS))/>
+                    more=Callback::new(move |()| parts.ask(STEP_CHUNKS))/>
             })}
         }
     }
 }
 
-/// What a chunk of the state table is drawn from.
-#[derive(Clone)]
-struct Chunks {
-    ret: Arc<ReturnDoc>,
-    table: Arc<StateTableLines>,
-    output: StateOutput,
-}
-
-/// Chunk `i`, and after it the next one once `drawn` reaches it: each
-/// chunk is built once, however many follow.
-fn chunk_view(chunks: Chunks, i: usize, drawn: RwSignal<usize>) -> AnyView {
-    let runs = runs_of(&chunks.ret);
-    let rows = chunks
-        .table
+/// Chunk `i` of the state table: its SLS headings and states.
+fn chunk_rows(ret: &ReturnDoc, table: &StateTableLines, output: StateOutput, i: usize) -> AnyView {
+    let runs = runs_of(ret);
+    let rows = table
         .chunk(i)
         .iter()
         .map(|line| match line {
@@ -117,16 +95,10 @@ fn chunk_view(chunks: Chunks, i: usize, drawn: RwSignal<usize>) -> AnyView {
                 view! { <tr class="sls-heading"><th colspan="8" scope="colgroup">{label}</th></tr> }
                     .into_any()
             }
-            StateLine::State(at) => state_row(&runs[*at], chunks.output).into_any(),
+            StateLine::State(at) => state_row(&runs[*at], output).into_any(),
         })
         .collect_view();
-    let more = i + 1 < chunks.table.chunks();
-    let next = Memo::new(move |_| more && drawn.get() > i + 1);
-    view! {
-        <tbody>{rows}</tbody>
-        {move || next.get().then(|| chunk_view(chunks.clone(), i + 1, drawn))}
-    }
-    .into_any()
+    view! { <tbody>{rows}</tbody> }.into_any()
 }
 
 fn state_row(run: &StateRun, output: StateOutput) -> impl IntoView {
@@ -187,9 +159,9 @@ fn changes_view(changes: &serde_json::Value) -> AnyView {
                 </div>
             }
             .into_any(),
-            Change::Value { name, value } if name.is_empty() => value_tree(&value),
+            Change::Value { name, value } if name.is_empty() => value_tree(Arc::new(value)),
             Change::Value { name, value } => view! {
-                <div class="change"><span class="key">{format!("{name}: ")}</span>{value_tree(&value)}</div>
+                <div class="change"><span class="key">{format!("{name}: ")}</span>{value_tree(Arc::new(value))}</div>
             }
             .into_any(),
         })

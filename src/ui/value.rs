@@ -1,46 +1,73 @@
+use std::sync::Arc;
+
 use leptos::prelude::*;
+use saltscope_core::model::{NodeShape, TreeEntry, TreeNode, ENTRIES_PER_STEP, OPEN_AT_ONCE};
 use serde_json::Value;
 
-/// A return value as a collapsible tree: scalars inline, multi-line strings
-/// preformatted, objects and lists as nested `<details>`. Always text.
-pub fn value_tree(value: &Value) -> AnyView {
-    match value {
-        Value::Object(map) => {
-            let entries = map
-                .iter()
-                .filter(|(k, _)| k.as_str() != "_orig_key")
-                .map(|(k, v)| entry(k.clone(), v))
-                .collect_view();
-            view! { <ul class="tree">{entries}</ul> }.into_any()
+use super::visible::{FoldedText, FrameParts, ShowMore};
+
+/// Parts one "show more" asks for, drawn a frame each.
+const STEP_PARTS: usize = 5;
+
+/// A return value as a collapsible tree: scalars inline, long or multi-line
+/// strings preformatted and folded, objects and lists as nested `<details>`,
+/// drawn a part at a time (`TreeNode`). Always text.
+pub fn value_tree(value: Arc<Value>) -> AnyView {
+    node_view(TreeNode::new(value))
+}
+
+fn node_view(node: TreeNode) -> AnyView {
+    match node.shape() {
+        NodeShape::Branch { entries } => {
+            view! { <Branch node=node.clone() entries=entries/> }.into_any()
         }
-        Value::Array(items) => {
-            let entries = items
-                .iter()
-                .enumerate()
-                .map(|(i, v)| entry(format!("[{i}]"), v))
-                .collect_view();
-            view! { <ul class="tree">{entries}</ul> }.into_any()
+        NodeShape::Text(text) => {
+            view! { <FoldedText text={Arc::<str>::from(text)} class="text"/> }.into_any()
         }
-        Value::String(s) if s.contains('\n') => {
-            view! { <pre class="text">{s.clone()}</pre> }.into_any()
-        }
-        other => {
-            let text = saltscope_core::text::scalar_text(other);
-            view! { <span class="scalar">{text}</span> }.into_any()
-        }
+        NodeShape::Scalar(text) => view! { <span class="scalar">{text}</span> }.into_any(),
     }
 }
 
-fn entry(key: String, value: &Value) -> AnyView {
-    match value {
-        Value::Object(m) if !m.is_empty() => view! {
-            <li><details open={m.len() <= 20}><summary class="key">{key}</summary>{value_tree(value)}</details></li>
+/// A branch's entries in parts: the first part at once, and more as the
+/// person scrolls near the end or asks ("Show 2500 more entries").
+#[component]
+fn Branch(node: TreeNode, entries: usize) -> impl IntoView {
+    let parts = FrameParts::new(entries.div_ceil(ENTRIES_PER_STEP));
+    let left = move || entries.saturating_sub(parts.wanted() * ENTRIES_PER_STEP);
+    // A list per part: the browser skips laying out the parts off screen.
+    let list = parts.view(Arc::new(move |k| {
+        let part = node.entries(k * ENTRIES_PER_STEP, (k + 1) * ENTRIES_PER_STEP);
+        view! { <ul class="tree">{part.into_iter().map(entry).collect_view()}</ul> }.into_any()
+    }));
+    view! {
+        <div class="tree-parts">{list}</div>
+        {move || (left() > 0).then(|| view! {
+            <ShowMore
+                label=Signal::derive(move || format!("Show {} more entries", left().min(ENTRIES_PER_STEP * STEP_PARTS)))
+                more=Callback::new(move |()| parts.ask(STEP_PARTS))/>
+        })}
+    }
+}
+
+fn entry(TreeEntry { label, node }: TreeEntry) -> AnyView {
+    match node.shape() {
+        NodeShape::Branch { entries } => {
+            let open = entries <= OPEN_AT_ONCE;
+            // A closed branch is built when first opened, then kept.
+            let opened = RwSignal::new(open);
+            let on_toggle = move |ev: leptos::ev::Event| {
+                if event_target::<web_sys::HtmlDetailsElement>(&ev).open() {
+                    opened.set(true);
+                }
+            };
+            view! {
+                <li><details open=open on:toggle=on_toggle>
+                    <summary class="key">{label}</summary>
+                    {move || opened.get().then(|| node_view(node.clone()))}
+                </details></li>
+            }
+            .into_any()
         }
-        .into_any(),
-        Value::Array(a) if !a.is_empty() => view! {
-            <li><details open={a.len() <= 20}><summary class="key">{key}</summary>{value_tree(value)}</details></li>
-        }
-        .into_any(),
-        _ => view! { <li><span class="key">{key}</span>": "{value_tree(value)}</li> }.into_any(),
+        _ => view! { <li><span class="key">{label}</span>": "{node_view(node)}</li> }.into_any(),
     }
 }

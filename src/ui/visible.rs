@@ -4,6 +4,7 @@
 
 use leptos::html::Div;
 use leptos::prelude::*;
+use saltscope_core::text::{folded_start, human_bytes};
 use wasm_bindgen::closure::Closure;
 use wasm_bindgen::JsCast;
 use web_sys::{IntersectionObserver, IntersectionObserverEntry, IntersectionObserverInit};
@@ -47,6 +48,69 @@ pub fn when_near(node: NodeRef<Div>, seen: impl Fn() + 'static) {
     });
 }
 
+/// Draws part `i` of a list.
+pub type Part = std::sync::Arc<dyn Fn(usize) -> AnyView + Send + Sync>;
+
+/// A long list drawn in parts, a frame at a time: the person asks for more
+/// (scrolling near the end asks for `per_ask` parts) and the parts are drawn
+/// one per animation frame, so the page answers between them. Each part is
+/// built once; the parts above are left alone however many follow.
+#[derive(Clone, Copy)]
+pub struct FrameParts {
+    total: usize,
+    drawn: RwSignal<usize>,
+    wanted: RwSignal<usize>,
+}
+
+impl FrameParts {
+    /// The first part drawn at once.
+    pub fn new(total: usize) -> Self {
+        let (drawn, wanted) = (RwSignal::new(1usize), RwSignal::new(1usize));
+        Effect::new(move |_| {
+            if drawn.get() < wanted.get().min(total) {
+                // Gone with the list if it was dropped meanwhile.
+                request_animation_frame(move || {
+                    drawn.try_update(|n| *n = (*n + 1).min(wanted.get_untracked()));
+                });
+            }
+        });
+        FrameParts {
+            total,
+            drawn,
+            wanted,
+        }
+    }
+
+    /// Asks for `n` more parts.
+    pub fn ask(self, n: usize) {
+        self.wanted.update(|w| *w += n);
+    }
+
+    /// Parts asked for so far (drawn or not), for "Show N more".
+    pub fn wanted(self) -> usize {
+        self.wanted.get().min(self.total)
+    }
+
+    /// The parts, drawn by `part`.
+    pub fn view(self, part: Part) -> Option<AnyView> {
+        let total = self.total;
+        let drawn = self.drawn;
+        let shown = Signal::derive(move || drawn.get().min(total));
+        (total > 0).then(|| parts_from(0, shown, part))
+    }
+}
+
+/// Parts `i..count`, each built once: part `i + 1` when `count` passes it.
+fn parts_from(i: usize, count: Signal<usize>, part: Part) -> AnyView {
+    let this = part(i);
+    let next = Memo::new(move |_| count.get() > i + 1);
+    view! {
+        {this}
+        {move || next.get().then(|| parts_from(i + 1, count, part.clone()))}
+    }
+    .into_any()
+}
+
 /// A marker at the end of a long list: when the person scrolls near it,
 /// `more` draws the next slice.
 #[component]
@@ -65,34 +129,15 @@ pub fn ShowMore(
     }
 }
 
-/// Text longer than this is shown folded: its start, and "show all".
-pub const FOLD_BYTES: usize = 64 * 1024;
-
-/// A size in bytes as people read it: "5.0 MB", "63 KB".
-pub fn human_bytes(n: usize) -> String {
-    if n >= 1_000_000 {
-        format!("{:.1} MB", n as f64 / 1e6)
-    } else {
-        format!("{} KB", n.div_ceil(1000))
-    }
-}
-
 /// Preformatted text, folded when long: the first 64 KB and a button
 /// "show all (5.0 MB)".
 #[component]
 pub fn FoldedText(text: std::sync::Arc<str>, #[prop(into)] class: String) -> impl IntoView {
-    let whole = RwSignal::new(text.len() <= FOLD_BYTES);
+    let whole = RwSignal::new(folded_start(&text).is_none());
     let size = human_bytes(text.len());
-    let shown = move || {
-        if whole.get() {
-            text.to_string()
-        } else {
-            let mut end = FOLD_BYTES;
-            while !text.is_char_boundary(end) {
-                end -= 1;
-            }
-            format!("{}…", &text[..end])
-        }
+    let shown = move || match folded_start(&text) {
+        Some(start) if !whole.get() => format!("{start}…"),
+        _ => text.to_string(),
     };
     view! {
         <pre class=class>{shown}</pre>
