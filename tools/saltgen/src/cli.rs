@@ -39,9 +39,10 @@ listed at the end (last line: JSON) and in the marker document:
   --minions-per-job N  (KK 02 state.apply, 03 test.version) a job on N minions: N returns, a
                        few targeted minions that never return; the fleet grows to fit
   --minions-per-job-fun F   state.apply | test.version | both (default both)
-  --output-bytes N     (KK 04) a cmd.run return whose output is N bytes, and (KK 05) a
-                       state.apply return whose file state's changes.diff is N bytes
-                       (1024..=50000000)
+  --output-bytes N     (KK 04) a cmd.run return whose output is N bytes, (KK 05) a
+                       state.apply return whose file state's changes.diff is N bytes,
+                       (KK 06) a cmd.run_all return whose stdout is N bytes and (KK 07) a
+                       file.find return listing paths of N bytes in all (1024..=50000000)
   --replace            delete existing <prefix>-* indices first
   --skip-if-loaded     exit 0 without loading when the marker says the same set is loaded
   --keep-refresh       don't turn index refresh off during the load

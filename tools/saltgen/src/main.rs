@@ -3,7 +3,9 @@
 
 use saltscope_core::engine::Method;
 use saltscope_gen::cli::{parse_args, Opts};
-use saltscope_gen::gen::{event_index, job_cache_index, return_index, Fun, Plan, FUNS};
+use saltscope_gen::gen::{
+    event_index, job_cache_index, return_index, Fun, Plan, FUNS, SPECIAL_FUNS,
+};
 use saltscope_gen::http::{cat_indices, Http};
 use saltscope_gen::load::{Loader, Stats};
 use saltscope_gen::mappings::{
@@ -77,6 +79,7 @@ fn run(o: Opts) -> Result<i32, String> {
     let http = Http::new(&o.url);
     let mut indices: Vec<String> = FUNS
         .iter()
+        .chain(SPECIAL_FUNS)
         .filter(|f| {
             plan.jobs
                 .iter()

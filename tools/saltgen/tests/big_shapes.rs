@@ -260,7 +260,7 @@ fn a_job_on_n_minions_has_n_returns_one_publish_event_and_one_job_cache_document
 }
 
 #[test]
-fn output_bytes_makes_a_command_output_and_a_diff_of_exactly_n_bytes() {
+fn output_bytes_makes_a_command_output_a_diff_and_structured_returns_of_n_bytes() {
     for n in [1_024, 200_000] {
         let g = generate(Config {
             returns: 0,
@@ -311,6 +311,57 @@ fn output_bytes_makes_a_command_output_and_a_diff_of_exactly_n_bytes() {
             }
         }
         check_publish_docs("big diff", &g, &jid);
+
+        // Structured returns, as real Salt writes them (tests/fixtures/structured_returns.json).
+        let real = fixture("structured_returns.json");
+        let real_of = |fun: &str| -> Vec<Value> {
+            real.iter().filter(|d| d["fun"] == fun).cloned().collect()
+        };
+        let jid = g.special_jid("output_cmd_run_all");
+        let (returns, _, _) = g.job(&jid);
+        assert_eq!(returns.len(), 1);
+        let d = &returns[0];
+        let want = real_of("cmd.run_all");
+        assert_same_shape("big cmd.run_all", &want, returns.as_slice());
+        check_return_envelope("big cmd.run_all", d);
+        let keys = |v: &Value| -> Vec<(String, &'static str)> {
+            let o = v.as_object().unwrap();
+            o.iter().map(|(k, v)| (k.clone(), ty(v))).collect()
+        };
+        assert_eq!(
+            keys(&d["data"]),
+            keys(&want[0]["data"]),
+            "cmd.run_all's data as Salt's"
+        );
+        assert_eq!(d["data"]["stdout"].as_str().unwrap().len(), n);
+        check_publish_docs("big cmd.run_all", &g, &jid);
+
+        let jid = g.special_jid("output_file_find");
+        let (returns, _, _) = g.job(&jid);
+        assert_eq!(returns.len(), 1);
+        let d = &returns[0];
+        assert_same_shape("big file.find", &real_of("file.find"), returns.as_slice());
+        check_return_envelope("big file.find", d);
+        let paths: Vec<&str> = d["data"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|p| p.as_str().unwrap())
+            .collect();
+        let bytes: usize = paths.iter().map(|p| p.len()).sum();
+        assert!(
+            bytes <= n && bytes + 80 > n,
+            "paths of about --output-bytes: {bytes}"
+        );
+        assert_eq!(
+            paths.len() as u64,
+            g.specials["output_file_find"]["entries"].as_u64().unwrap()
+        );
+        assert!(
+            paths.iter().all(|p| p.starts_with("/srv/www"))
+                && paths.windows(2).all(|w| w[0] < w[1])
+        );
+        check_publish_docs("big file.find", &g, &jid);
     }
 }
 
@@ -334,6 +385,8 @@ fn special_jobs_have_fixed_jids_six_hours_before_the_end() {
         ("wide_test_version", "20261130182000004203"),
         ("output_cmd_run", "20261130183000004204"),
         ("output_diff", "20261130184000004205"),
+        ("output_cmd_run_all", "20261130185000004206"),
+        ("output_file_find", "20261130190000004207"),
     ];
     assert_eq!(g.specials.as_object().unwrap().len(), want.len());
     for (name, jid) in want {

@@ -1,9 +1,9 @@
 //! The big job shapes: a state return holding N states (`--states-per-return`,
-//! [`states`]) and texts of exactly N bytes (`--output-bytes`, [`text`]).
+//! [`states`]) and texts and lists of N bytes (`--output-bytes`, [`text`]).
 
 mod states;
 mod text;
 
 pub use crate::mappings::big_state_index_body;
 pub use states::{write_states, StateRun, BIG_SLS};
-pub use text::{command_output, long_diff};
+pub use text::{command_output, found_paths, long_diff};

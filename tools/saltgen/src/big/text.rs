@@ -120,6 +120,45 @@ pub fn long_diff(n: usize, minion: &str, seed: u64) -> String {
     )
 }
 
+/// What `file.find /srv/www` returns on a web server with many releases: the
+/// directories and files under it, sorted, their lengths adding up to at most
+/// `n` bytes (and within one path of it).
+pub fn found_paths(n: usize, seed: u64) -> Vec<String> {
+    let mut r = Rng::new(seed);
+    let mut paths = vec![crate::gen::BIG_FIND_ROOT.to_string()];
+    let mut used = paths[0].len();
+    let kinds = [
+        ("js", "static/js/chunk"),
+        ("css", "static/css/chunk"),
+        ("png", "static/img/icon"),
+    ];
+    'releases: for release in 0.. {
+        let dir = format!(
+            "/srv/www/releases/2026.{:02}.{:03}",
+            1 + release / 1000 % 12,
+            release % 1000
+        );
+        let mut batch = vec![dir.clone()];
+        for (ext, stem) in kinds {
+            for k in 0..20 + r.below(30) {
+                batch.push(format!(
+                    "{dir}/{stem}-{k:03}.{:08x}.{ext}",
+                    r.next_u64() as u32
+                ));
+            }
+        }
+        for p in batch {
+            if used + p.len() > n {
+                break 'releases;
+            }
+            used += p.len();
+            paths.push(p);
+        }
+    }
+    paths.sort();
+    paths
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -133,6 +172,13 @@ mod tests {
             let diff = long_diff(n, "web0001.prod.example.com", 3);
             assert_eq!(diff.len(), n);
             assert!(diff.starts_with("--- \n+++ \n@@ -1,7 +1,7 @@\n") && diff.ends_with('\n'));
+            let paths = found_paths(n, 3);
+            let bytes: usize = paths.iter().map(String::len).sum();
+            assert!(bytes <= n && bytes + 80 > n, "{bytes} of {n}");
+            assert!(
+                paths.windows(2).all(|w| w[0] < w[1]),
+                "sorted, no duplicates"
+            );
         }
     }
 }

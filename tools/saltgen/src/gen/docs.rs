@@ -143,6 +143,27 @@ impl Plan {
                         big::command_output(cfg.output_bytes, &minion.id, job.start_us, job.seed);
                     (0, s(out), r.range(2.0, 6.0), None)
                 }
+                Fun::CmdRunAll => {
+                    let out =
+                        big::command_output(cfg.output_bytes, &minion.id, job.start_us, job.seed);
+                    let pid = 1000 + r.below(60_000) as i64;
+                    let data = obj! {
+                        "pid" => J::Int(pid),
+                        "retcode" => J::Int(0),
+                        "stdout" => s(out),
+                        "stderr" => s(""),
+                    };
+                    (0, data, r.range(2.0, 6.0), None)
+                }
+                Fun::FileFind => {
+                    let paths = big::found_paths(cfg.output_bytes, job.seed);
+                    (
+                        0,
+                        J::Arr(paths.into_iter().map(s).collect()),
+                        r.range(1.0, 4.0),
+                        None,
+                    )
+                }
                 Fun::CmdRun => {
                     let (cmd, p, code, fail_out, _) = COMMANDS[job.variant];
                     let failed = r.chance(p);

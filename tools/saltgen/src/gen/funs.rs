@@ -16,6 +16,9 @@ pub enum Fun {
     TestPing,
     RunnerListJobs,
     RunnerLookupJid,
+    /// only in the `--output-bytes` jobs, never in the mix
+    CmdRunAll,
+    FileFind,
 }
 
 pub const FUNS: &[Fun] = &[
@@ -31,6 +34,8 @@ pub const FUNS: &[Fun] = &[
     Fun::RunnerListJobs,
     Fun::RunnerLookupJid,
 ];
+/// Functions of the special jobs only (`--output-bytes`): not in the mix.
+pub const SPECIAL_FUNS: &[Fun] = &[Fun::CmdRunAll, Fun::FileFind];
 /// Jobs per function (per 1000 jobs).
 pub(super) const FUN_WEIGHTS: &[u32] = &[110, 30, 290, 130, 90, 70, 60, 40, 90, 45, 45];
 
@@ -48,6 +53,8 @@ impl Fun {
             Fun::TestPing => "test.ping",
             Fun::RunnerListJobs => "runner.jobs.list_jobs",
             Fun::RunnerLookupJid => "runner.jobs.lookup_jid",
+            Fun::CmdRunAll => "cmd.run_all",
+            Fun::FileFind => "file.find",
         }
     }
     pub fn is_runner(self) -> bool {

@@ -18,9 +18,11 @@ mod state_run;
 pub use config::Config;
 pub use docs::Doc;
 pub use fleet::{Fleet, Minion};
-pub use funs::{event_index, job_cache_index, return_index, Fun, COMMANDS, FUNS, USERS};
+pub use funs::{
+    event_index, job_cache_index, return_index, Fun, COMMANDS, FUNS, SPECIAL_FUNS, USERS,
+};
 pub use noise::{asctime, legacy_start, pub_key, Episode, EpisodeKind, Group};
 pub use plan::{Job, Plan};
 pub use rng::Rng;
 pub(crate) use rng::{mix, ms};
-pub use special::{special_start_us, Special, BIG_OUTPUT_COMMAND};
+pub use special::{special_start_us, Special, BIG_FIND_ROOT, BIG_OUTPUT_COMMAND};

@@ -197,7 +197,14 @@ impl Plan {
             }
             match kind {
                 Special::States => o.set("states", J::Int(cfg.states_per_return as i64)),
-                Special::OutputCmdRun => o.set("bytes", J::Int(cfg.output_bytes as i64)),
+                Special::OutputCmdRun | Special::OutputCmdRunAll => {
+                    o.set("bytes", J::Int(cfg.output_bytes as i64))
+                }
+                Special::OutputFileFind => {
+                    o.set("bytes", J::Int(cfg.output_bytes as i64));
+                    let paths = crate::big::found_paths(cfg.output_bytes, job.seed).len();
+                    o.set("entries", J::Int(paths as i64));
+                }
                 Special::OutputDiff => {
                     o.set("bytes", J::Int(cfg.output_bytes as i64));
                     let role = job

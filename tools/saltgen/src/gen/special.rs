@@ -18,17 +18,23 @@ pub enum Special {
     OutputCmdRun,
     /// state.apply on 1 minion, one file state with a diff `output_bytes` long
     OutputDiff,
+    /// cmd.run_all on 1 minion whose stdout is `output_bytes` long
+    OutputCmdRunAll,
+    /// file.find on 1 minion listing paths of `output_bytes` in all
+    OutputFileFind,
 }
 
 impl Special {
-    pub const ALL: [Special; 5] = [
+    pub const ALL: [Special; 7] = [
         Special::States,
         Special::WideStateApply,
         Special::WideTestVersion,
         Special::OutputCmdRun,
         Special::OutputDiff,
+        Special::OutputCmdRunAll,
+        Special::OutputFileFind,
     ];
-    /// 1..=5: the last two digits of its jid
+    /// 1..=7: the last two digits of its jid
     pub fn code(self) -> i64 {
         match self {
             Special::States => 1,
@@ -36,6 +42,8 @@ impl Special {
             Special::WideTestVersion => 3,
             Special::OutputCmdRun => 4,
             Special::OutputDiff => 5,
+            Special::OutputCmdRunAll => 6,
+            Special::OutputFileFind => 7,
         }
     }
     /// its name in the summary and in the marker document
@@ -46,12 +54,16 @@ impl Special {
             Special::WideTestVersion => "wide_test_version",
             Special::OutputCmdRun => "output_cmd_run",
             Special::OutputDiff => "output_diff",
+            Special::OutputCmdRunAll => "output_cmd_run_all",
+            Special::OutputFileFind => "output_file_find",
         }
     }
     pub fn fun(self) -> Fun {
         match self {
             Special::WideTestVersion => Fun::TestVersion,
             Special::OutputCmdRun => Fun::CmdRun,
+            Special::OutputCmdRunAll => Fun::CmdRunAll,
+            Special::OutputFileFind => Fun::FileFind,
             _ => Fun::StateApply,
         }
     }
@@ -64,7 +76,10 @@ impl Special {
             Special::WideTestVersion => {
                 cfg.minions_per_job > 0 && cfg.wide_funs.contains(&Fun::TestVersion)
             }
-            Special::OutputCmdRun | Special::OutputDiff => cfg.output_bytes > 0,
+            Special::OutputCmdRun
+            | Special::OutputDiff
+            | Special::OutputCmdRunAll
+            | Special::OutputFileFind => cfg.output_bytes > 0,
         }
     }
 }
@@ -218,14 +233,21 @@ pub(super) fn special_job(
             job.tgt = s(&ms[m as usize].id);
             job.minions = vec![m];
             job.returning = vec![m];
-            if kind == Special::OutputCmdRun {
-                job.arg = vec![s(BIG_OUTPUT_COMMAND)];
+            match kind {
+                Special::OutputCmdRun | Special::OutputCmdRunAll => {
+                    job.arg = vec![s(BIG_OUTPUT_COMMAND)];
+                }
+                Special::OutputFileFind => job.arg = vec![s(BIG_FIND_ROOT)],
+                _ => {}
             }
         }
     }
     job
 }
 
-/// The command of the `--output-bytes` cmd.run job.
+/// What the `--output-bytes` file.find job lists.
+pub const BIG_FIND_ROOT: &str = "/srv/www";
+
+/// The command of the `--output-bytes` cmd.run and cmd.run_all jobs.
 pub const BIG_OUTPUT_COMMAND: &str =
     "journalctl -u app.service --no-pager -o short-iso-precise --since -24h";
