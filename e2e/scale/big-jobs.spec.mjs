@@ -1,9 +1,9 @@
 // Jobs of any shape, generated (scripts/generate.sh, prefix GEN_BIG_PREFIX,
 // RETURNS=0 with STATES_PER_RETURN=10000, MINIONS_PER_JOB=2000,
-// OUTPUT_BYTES=5000000): each job page opens, shows the right totals and
-// Salt's summary lines, draws the first screen at once and the rest as the
-// person scrolls or asks; no answer of the page is over 20 MB; the JS heap
-// stays bounded. Correctness at size, not timings (scripts/bench.sh times).
+// OUTPUT_BYTES=5000000, which also makes a cmd.run_all and a file.find of
+// 5 MB): each job page opens, shows the right totals and Salt's summary
+// lines, draws the first screen at once and the rest as the person scrolls
+// or asks; no answer of the page is over 20 MB; the JS heap stays bounded. Correctness at size, not timings (scripts/bench.sh times).
 import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
 import { openBrowser, url, useIndexPrefix, CHROMIUM_ARGS, eventually } from '../harness.mjs';
@@ -16,7 +16,7 @@ let jobs;
 before(async () => {
   const marker = await (await fetch(`${ES_URL}/saltscope-gen-meta/_doc/${PREFIX}`)).json();
   jobs = marker._source.special_jobs;
-  assert.ok(jobs?.states && jobs?.wide_state_apply && jobs?.output_cmd_run, JSON.stringify(marker._source));
+  assert.ok(jobs?.states && jobs?.wide_state_apply && jobs?.output_cmd_run && jobs?.output_file_find, JSON.stringify(marker._source));
   b = await openBrowser({ args: [...CHROMIUM_ARGS, '--enable-precise-memory-info'] });
 });
 after(async () => { await b?.close(); });
@@ -103,6 +103,51 @@ test('a 5 MB cmd.run output is shown folded, and "show all (5.0 MB)" shows all o
   await eventually(async () => (await text()) >= 5000000, 'the whole output shown');
   const heap = await liveHeap();
   console.log(`# 5 MB output shown whole: live JS heap ${(heap / 1e6).toFixed(1)} MB`);
+  assert.ok(heap < 150e6, `live JS heap ${heap}`);
+  errors.assertNone();
+});
+
+test('a cmd.run_all with 5 MB of stdout: its keys at once, the stdout folded, "show all (5.0 MB)" shows all of it', async () => {
+  const { page, errors, liveHeap } = await bigPage();
+  const { jid } = jobs.output_cmd_run_all;
+  await page.goto(url(`/job/${jid}`));
+  const all = page.getByRole('button', { name: 'show all (5.0 MB)' });
+  await all.waitFor({ timeout: 60000 });
+  const tree = page.getByRole('listitem');
+  for (const key of ['pid', 'retcode', 'stderr', 'stdout']) {
+    await tree.filter({ hasText: new RegExp(`^${key}: `) }).first().waitFor();
+  }
+  const stdout = () => tree.filter({ hasText: /^stdout: / }).locator('pre').evaluate((e) => e.textContent.length);
+  assert.ok((await stdout()) < 100000, 'folded: the first 64 KB');
+  await all.click();
+  await eventually(async () => (await stdout()) >= 5000000, 'the whole stdout shown');
+  const heap = await liveHeap();
+  console.log(`# cmd.run_all, 5 MB stdout shown whole: live JS heap ${(heap / 1e6).toFixed(1)} MB`);
+  assert.ok(heap < 150e6, `live JS heap ${heap}`);
+  errors.assertNone();
+});
+
+test('a file.find of 80,000 paths: the first entries at once, the rest as the person scrolls, to the last', async () => {
+  const { page, errors, answers, liveHeap } = await bigPage();
+  const job = jobs.output_file_find;
+  await page.goto(url(`/job/${job.jid}`));
+  const section = page.getByRole('region').filter({ has: page.getByRole('heading', { name: job.minion }) });
+  const entries = section.getByRole('listitem');
+  await entries.filter({ hasText: /^\[0\]: \/srv\/www$/ }).waitFor({ timeout: 60000 });
+  const first = await entries.count();
+  assert.ok(first > 0 && first <= 1000, `the first screen draws ${first} entries, not ${job.entries}`);
+  const more = section.getByRole('button', { name: /^Show \d+ more entries$/ });
+  await more.waitFor();
+  await eventually(async () => {
+    await page.keyboard.press('End');
+    return (await more.count()) === 0;
+  }, 'every entry drawn by scrolling', { timeout: 120000, every: 200 });
+  const last = `[${job.entries - 1}]`;
+  await entries.filter({ hasText: new RegExp(`^\\[${job.entries - 1}\\]: /srv/www/`) }).waitFor();
+  assert.equal(await entries.count(), job.entries, `entries up to ${last}`);
+  assert.ok(answers.every((a) => a.bytes <= MAX_ANSWER), JSON.stringify(answers.map((a) => a.bytes)));
+  const heap = await liveHeap();
+  console.log(`# file.find, ${job.entries} paths drawn: live JS heap ${(heap / 1e6).toFixed(1)} MB`);
   assert.ok(heap < 150e6, `live JS heap ${heap}`);
   errors.assertNone();
 });
