@@ -213,9 +213,13 @@ fn job_row(job: JobSummary, expanded: RwSignal<HashSet<String>>) -> impl IntoVie
         job.functions.join(", ")
     };
     let publish = job.publish.clone().unwrap_or_default();
-    let target = match (&publish.target, &publish.target_type) {
+    // A list of 2,000 minions would make the row a screen tall.
+    let target = match (
+        publish.short_target().or(publish.target),
+        &publish.target_type,
+    ) {
         (Some(t), Some(tt)) if tt != "glob" => format!("{t} ({tt})"),
-        (Some(t), _) => t.clone(),
+        (Some(t), _) => t,
         _ => String::new(),
     };
     let missing = job

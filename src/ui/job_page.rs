@@ -272,10 +272,18 @@ fn PublishPanel(publish: Option<PublishInfo>, started: String) -> impl IntoView 
         PublishSource::Event => "publish event",
         PublishSource::JobCache => "job cache",
     };
-    let target = match (&p.target, &p.target_type) {
-        (Some(t), Some(tt)) => format!("{t} ({tt})"),
-        (Some(t), None) => t.clone(),
-        _ => String::new(),
+    let with_type = |t: &str| match &p.target_type {
+        Some(tt) => format!("{t} ({tt})"),
+        None => t.to_string(),
+    };
+    // A long target on one line, the whole of it when opened.
+    let target = match (p.short_target(), &p.target) {
+        (Some(short), Some(whole)) => view! {
+            <details class="target"><summary>{with_type(&short)}</summary><span>{whole.clone()}</span></details>
+        }
+        .into_any(),
+        (_, Some(whole)) => with_type(whole).into_any(),
+        (_, None) => "".into_any(),
     };
     view! {
         <dl class="publish" aria-label="Publish data">

@@ -116,7 +116,33 @@ impl PublishInfo {
         }
         Some(event)
     }
+
+    /// The target on one short line, for a row or a heading: a list target
+    /// of many minions (`salt -L` from a script, 2,000 names) as its first
+    /// names and how many more, any other long target cut. `None` when the
+    /// target is short enough to show whole.
+    pub fn short_target(&self) -> Option<String> {
+        let target = self.target.as_deref()?;
+        if self.target_type.as_deref() == Some("list") {
+            let names: Vec<&str> = target.split(',').collect();
+            if names.len() > TARGET_NAMES_SHOWN {
+                let more = names.len() - TARGET_NAMES_SHOWN;
+                let shown = names[..TARGET_NAMES_SHOWN].join(",");
+                return Some(format!("{shown} … and {more} more"));
+            }
+        }
+        if target.chars().count() <= TARGET_CHARS_SHOWN {
+            return None;
+        }
+        let shown: String = target.chars().take(TARGET_CHARS_SHOWN).collect();
+        Some(format!("{shown}…"))
+    }
 }
+
+/// Names of a list target a short line shows.
+const TARGET_NAMES_SHOWN: usize = 3;
+/// Characters of any other target a short line shows.
+const TARGET_CHARS_SHOWN: usize = 120;
 
 /// One published argument as the CLI spells it: keyword arguments travel as
 /// `{"__kwarg__": true, "test": true}`.
@@ -170,6 +196,33 @@ mod tests {
         }))
         .unwrap();
         assert_eq!(info.target.as_deref(), Some("db-02,offline-05"));
+    }
+
+    #[test]
+    fn a_long_target_has_a_short_line_and_a_short_one_is_shown_whole() {
+        let names: Vec<String> = (0..2000).map(|i| format!("web{i:04}")).collect();
+        let list = PublishInfo::from_event(&json!({
+            "tag": "salt/job/1/new", "data": {"tgt": names, "tgt_type": "list"}
+        }))
+        .unwrap();
+        assert_eq!(
+            list.short_target().as_deref(),
+            Some("web0000,web0001,web0002 … and 1997 more")
+        );
+        assert_eq!(list.target.as_deref().map(str::len), Some(2000 * 8 - 1));
+        let few = PublishInfo::from_event(&json!({
+            "tag": "salt/job/1/new", "data": {"tgt": ["a", "b", "c"], "tgt_type": "list"}
+        }))
+        .unwrap();
+        assert_eq!(few.short_target(), None);
+        let compound = PublishInfo::from_event(&json!({
+            "tag": "salt/job/1/new",
+            "data": {"tgt": format!("G@os:Debian and ({})", "é".repeat(200)), "tgt_type": "compound"}
+        }))
+        .unwrap();
+        let short = compound.short_target().unwrap();
+        assert_eq!(short.chars().count(), 121);
+        assert!(short.starts_with("G@os:Debian and (é") && short.ends_with('…'));
     }
 
     #[test]
