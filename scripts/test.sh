@@ -218,8 +218,9 @@ for product in $ENGINES; do
     fi
     if (( RUN_SCALE )) && [[ $product == opensearch ]]; then
       run_step "generate[$product]" env ES_URL="$ES_URL_TEST" RETURNS=1000000 PREFIX=saltgen scripts/generate.sh
-      # Jobs of any shape: 10,000 states, 2,000 minions, a 5 MB output.
-      run_step "generate-big[$product]" env ES_URL="$ES_URL_TEST" RETURNS=0 PREFIX=saltbig \
+      # Jobs of any shape: 10,000 states, 2,000 minions (of 2,100: a list
+      # target of 2,000 names), 5 MB outputs.
+      run_step "generate-big[$product]" env ES_URL="$ES_URL_TEST" RETURNS=0 PREFIX=saltbig MINIONS=2100 \
         STATES_PER_RETURN=10000 MINIONS_PER_JOB=2000 MINIONS_PER_JOB_FUN=state.apply OUTPUT_BYTES=5000000 \
         scripts/generate.sh
       # The master's event bus: every job's events, then fleet noise up to a million.
