@@ -39,10 +39,21 @@ async function bigPage() {
   return { page, errors, answers, liveHeap };
 }
 
+/** What every big page ends with: no answer over 20 MB, the live JS heap under 150 MB, no error. */
+async function assertBounded(what, { answers, liveHeap, errors }) {
+  assert.ok(answers.every((a) => a.bytes <= MAX_ANSWER), JSON.stringify(answers.map((a) => a.bytes)));
+  const heap = await liveHeap();
+  const largest = Math.max(0, ...answers.map((a) => a.bytes));
+  console.log(`# ${what}: live JS heap ${(heap / 1e6).toFixed(1)} MB, ${answers.length} answers, largest ${(largest / 1e6).toFixed(2)} MB`);
+  assert.ok(heap < 150e6, `live JS heap ${heap}`);
+  errors.assertNone();
+}
+
 const stateRows = (section) => section.getByRole('table', { name: 'States' }).getByRole('row').filter({ has: section.page().getByRole('cell') });
 
 test('one return of 10,000 states: the summary at once, the first rows, the rest as the person scrolls', async () => {
-  const { page, errors, answers, liveHeap } = await bigPage();
+  const big = await bigPage();
+  const { page } = big;
   const { jid } = jobs.states;
   await page.goto(url(`/job/${jid}`));
   const section = page.getByRole('region').filter({ has: page.getByRole('table', { name: 'States' }) }).first();
@@ -65,15 +76,12 @@ test('one return of 10,000 states: the summary at once, the first rows, the rest
   await section.getByRole('cell', { name: '9999', exact: true }).waitFor();
   assert.equal(await stateRows(section).count(), 10000);
   assert.ok(await firstRow.evaluate((cell) => cell.isConnected), 'the first state\'s row was drawn again');
-  assert.ok(answers.every((a) => a.bytes <= MAX_ANSWER), JSON.stringify(answers.map((a) => a.bytes)));
-  const heap = await liveHeap();
-  console.log(`# 10,000 states drawn: live JS heap ${(heap / 1e6).toFixed(1)} MB, largest answer ${(Math.max(...answers.map((a) => a.bytes)) / 1e6).toFixed(1)} MB`);
-  assert.ok(heap < 150e6, `live JS heap ${heap}`);
-  errors.assertNone();
+  await assertBounded(`10,000 states drawn`, big);
 });
 
 test('a job on 2,000 minions: the totals of all, the minions in pages, no answer over 20 MB', async () => {
-  const { page, errors, answers, liveHeap } = await bigPage();
+  const big = await bigPage();
+  const { page } = big;
   const job = jobs.wide_state_apply;
   await page.goto(url(`/job/${job.jid}`));
   const totals = page.getByRole('region', { name: 'Totals' });
@@ -93,15 +101,12 @@ test('a job on 2,000 minions: the totals of all, the minions in pages, no answer
   const more = page.getByRole('button', { name: /^Show \d+ more minions$/ });
   await more.click();
   await eventually(async () => (await sections().count()) > shown, 'more minions drawn');
-  assert.ok(answers.every((a) => a.bytes <= MAX_ANSWER), JSON.stringify(answers.map((a) => a.bytes)));
-  const heap = await liveHeap();
-  console.log(`# 2,000 minions: ${await sections().count()} sections drawn, live JS heap ${(heap / 1e6).toFixed(1)} MB, ${answers.length} answers, largest ${(Math.max(...answers.map((a) => a.bytes)) / 1e6).toFixed(2)} MB`);
-  assert.ok(heap < 150e6, `live JS heap ${heap}`);
-  errors.assertNone();
+  await assertBounded(`2,000 minions: ${await sections().count()} sections drawn`, big);
 });
 
 test('a 5 MB cmd.run output is shown folded, and "show all (5.0 MB)" shows all of it', async () => {
-  const { page, errors, liveHeap } = await bigPage();
+  const big = await bigPage();
+  const { page } = big;
   const { jid } = jobs.output_cmd_run;
   await page.goto(url(`/job/${jid}`));
   const all = page.getByRole('button', { name: 'show all (5.0 MB)' });
@@ -110,14 +115,12 @@ test('a 5 MB cmd.run output is shown folded, and "show all (5.0 MB)" shows all o
   assert.ok((await text()) < 100000, 'folded: the first 64 KB');
   await all.click();
   await eventually(async () => (await text()) >= 5000000, 'the whole output shown');
-  const heap = await liveHeap();
-  console.log(`# 5 MB output shown whole: live JS heap ${(heap / 1e6).toFixed(1)} MB`);
-  assert.ok(heap < 150e6, `live JS heap ${heap}`);
-  errors.assertNone();
+  await assertBounded(`5 MB output shown whole`, big);
 });
 
 test('a cmd.run_all with 5 MB of stdout: its keys at once, the stdout folded, "show all (5.0 MB)" shows all of it', async () => {
-  const { page, errors, liveHeap } = await bigPage();
+  const big = await bigPage();
+  const { page } = big;
   const { jid } = jobs.output_cmd_run_all;
   await page.goto(url(`/job/${jid}`));
   const all = page.getByRole('button', { name: 'show all (5.0 MB)' });
@@ -130,14 +133,12 @@ test('a cmd.run_all with 5 MB of stdout: its keys at once, the stdout folded, "s
   assert.ok((await stdout()) < 100000, 'folded: the first 64 KB');
   await all.click();
   await eventually(async () => (await stdout()) >= 5000000, 'the whole stdout shown');
-  const heap = await liveHeap();
-  console.log(`# cmd.run_all, 5 MB stdout shown whole: live JS heap ${(heap / 1e6).toFixed(1)} MB`);
-  assert.ok(heap < 150e6, `live JS heap ${heap}`);
-  errors.assertNone();
+  await assertBounded(`cmd.run_all, 5 MB stdout shown whole`, big);
 });
 
 test('a file.find of 80,000 paths: the first entries at once, the rest as the person scrolls, to the last', async () => {
-  const { page, errors, answers, liveHeap } = await bigPage();
+  const big = await bigPage();
+  const { page } = big;
   const job = jobs.output_file_find;
   await page.goto(url(`/job/${job.jid}`));
   const section = page.getByRole('region').filter({ has: page.getByRole('heading', { name: job.minion }) });
@@ -154,9 +155,5 @@ test('a file.find of 80,000 paths: the first entries at once, the rest as the pe
   const last = `[${job.entries - 1}]`;
   await entries.filter({ hasText: new RegExp(`^\\[${job.entries - 1}\\]: /srv/www/`) }).waitFor();
   assert.equal(await entries.count(), job.entries, `entries up to ${last}`);
-  assert.ok(answers.every((a) => a.bytes <= MAX_ANSWER), JSON.stringify(answers.map((a) => a.bytes)));
-  const heap = await liveHeap();
-  console.log(`# file.find, ${job.entries} paths drawn: live JS heap ${(heap / 1e6).toFixed(1)} MB`);
-  assert.ok(heap < 150e6, `live JS heap ${heap}`);
-  errors.assertNone();
+  await assertBounded(`file.find, ${job.entries} paths drawn`, big);
 });
