@@ -16,6 +16,11 @@ use saltscope_core::views;
 
 use super::error::{ErrorPanel, Notes};
 use super::use_view;
+use super::visible::{FrameParts, ShowMore};
+
+/// Rows of the comparison drawn at once, and parts one "show more" asks for.
+const ROWS_PER_PART: usize = 200;
+const STEP_PARTS: usize = 5;
 
 #[component]
 pub fn ComparePage() -> impl IntoView {
@@ -106,6 +111,18 @@ fn Comparison(c: RunComparison) -> impl IntoView {
         },
         b: None,
     };
+    // Two runs of 10,000 states can differ in all of them: drawn in parts,
+    // as the states table is.
+    let total = c.states.len();
+    let parts = FrameParts::new(total.div_ceil(ROWS_PER_PART));
+    let left = move || total.saturating_sub(parts.wanted() * ROWS_PER_PART);
+    let rows = parts.view({
+        let c = c.clone();
+        Arc::new(move |k| {
+            let part = c.states.iter().skip(k * ROWS_PER_PART).take(ROWS_PER_PART);
+            view! { <tbody>{part.map(comparison_row).collect_view()}</tbody> }.into_any()
+        })
+    });
     view! {
         <ul class="compare-runs" aria-label="Runs compared">
             {run_line("A", &c.a)}
@@ -117,8 +134,12 @@ fn Comparison(c: RunComparison) -> impl IntoView {
         {c.states.is_empty().then(|| view! { <p class="notice">"The two runs did the same."</p> })}
         <table class="compare" aria-label="Differences">
             <thead><tr><th>"State"</th><th>"What differs"</th><th>"A"</th><th>"B"</th></tr></thead>
-            <tbody>{c.states.iter().map(comparison_row).collect_view()}</tbody>
+            {rows}
         </table>
+        {move || (left() > 0).then(|| view! {
+            <ShowMore label=Signal::derive(move || format!("Show {} more states", left().min(ROWS_PER_PART * STEP_PARTS)))
+                more=Callback::new(move |()| parts.ask(STEP_PARTS))/>
+        })}
     }
 }
 
