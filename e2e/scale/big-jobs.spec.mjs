@@ -157,3 +157,26 @@ test('a file.find of 80,000 paths: the first entries at once, the rest as the pe
   assert.equal(await entries.count(), job.entries, `entries up to ${last}`);
   await assertBounded(`file.find, ${job.entries} paths drawn`, big);
 });
+
+test('comparing the 10,000-state run with another: the first rows at once, the rest as the person scrolls', async () => {
+  const big = await bigPage();
+  const { page } = big;
+  const { states, wide_state_apply: wide } = jobs;
+  const found = await (await fetch(`${ES_URL}/${PREFIX}-state_apply*/_search?size=1&q=jid:${wide.jid}&_source=minion`)).json();
+  const other = found.hits.hits[0]._source.minion;
+  await page.goto(url(`/compare?a=${states.jid}:${states.minion}&b=${wide.jid}:${other}`));
+  const summary = page.getByText(/^\d+ differ · \d+ only in A · \d+ only in B · \d+ identical/);
+  await summary.waitFor({ timeout: 60000 });
+  const [differ, onlyA, onlyB, same] = (await summary.textContent()).match(/\d+/g).map(Number);
+  assert.equal(differ + onlyA + same, 10000, `every state of A accounted for: ${await summary.textContent()}`);
+  const rows = page.getByRole('table', { name: 'Differences' }).getByRole('row');
+  const first = await rows.count();
+  assert.ok(first > 1 && first <= 1001, `the first screen draws ${first} rows, not ${differ + onlyA + onlyB}`);
+  const more = page.getByRole('button', { name: /^Show \d+ more states$/ });
+  await eventually(async () => {
+    await page.keyboard.press('End');
+    return (await more.count()) === 0;
+  }, 'every state drawn by scrolling', { timeout: 120000, every: 200 });
+  assert.equal(await rows.count(), differ + onlyA + onlyB + 1, 'every state and the heading row');
+  await assertBounded('comparison of 10,000 states drawn', big);
+});
