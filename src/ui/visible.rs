@@ -52,7 +52,7 @@ pub fn when_near(node: NodeRef<Div>, seen: impl Fn() + 'static) {
 pub type Part = std::sync::Arc<dyn Fn(usize) -> AnyView + Send + Sync>;
 
 /// A long list drawn in parts, a frame at a time: the person asks for more
-/// (scrolling near the end asks for `per_ask` parts) and the parts are drawn
+/// (its `ShowMore`, when scrolled near, calls `ask`) and the parts are drawn
 /// one per animation frame, so the page answers between them. Each part is
 /// built once; the parts above are left alone however many follow.
 #[derive(Clone, Copy)]
