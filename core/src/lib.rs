@@ -13,6 +13,7 @@ pub mod config;
 pub mod engine;
 pub mod export;
 pub mod model;
+pub mod parts;
 pub mod query;
 pub mod route;
 pub mod sort;

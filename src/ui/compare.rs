@@ -7,6 +7,7 @@ use leptos::prelude::*;
 use leptos_router::hooks::{use_navigate, use_query_map};
 use leptos_router::NavigateOptions;
 use saltscope_core::model::{ReturnDoc, StateRun};
+use saltscope_core::parts::ListParts;
 use saltscope_core::query::compare::{
     CompareRequest, Difference, RunComparison, RunRef, Side, StateComparison,
 };
@@ -16,11 +17,10 @@ use saltscope_core::views;
 
 use super::error::{ErrorPanel, Notes};
 use super::use_view;
-use super::visible::{FrameParts, ShowMore};
+use super::visible::FrameParts;
 
-/// Rows of the comparison drawn at once, and parts one "show more" asks for.
+/// Rows of the comparison drawn in one part (a frame).
 const ROWS_PER_PART: usize = 200;
-const STEP_PARTS: usize = 5;
 
 #[component]
 pub fn ComparePage() -> impl IntoView {
@@ -113,13 +113,12 @@ fn Comparison(c: RunComparison) -> impl IntoView {
     };
     // Two runs of 10,000 states can differ in all of them: drawn in parts,
     // as the states table is.
-    let total = c.states.len();
-    let parts = FrameParts::new(total.div_ceil(ROWS_PER_PART));
-    let left = move || total.saturating_sub(parts.wanted() * ROWS_PER_PART);
+    let cut = ListParts::new(c.states.len(), ROWS_PER_PART);
+    let parts = FrameParts::new(cut);
     let rows = parts.view({
         let c = c.clone();
         Arc::new(move |k| {
-            let part = c.states.iter().skip(k * ROWS_PER_PART).take(ROWS_PER_PART);
+            let part = c.states[cut.range(k)].iter();
             view! { <tbody>{part.map(comparison_row).collect_view()}</tbody> }.into_any()
         })
     });
@@ -136,10 +135,7 @@ fn Comparison(c: RunComparison) -> impl IntoView {
             <thead><tr><th>"State"</th><th>"What differs"</th><th>"A"</th><th>"B"</th></tr></thead>
             {rows}
         </table>
-        {move || (left() > 0).then(|| view! {
-            <ShowMore label=Signal::derive(move || format!("Show {} more states", left().min(ROWS_PER_PART * STEP_PARTS)))
-                more=Callback::new(move |()| parts.ask(STEP_PARTS))/>
-        })}
+        {parts.show_more("states")}
     }
 }
 

@@ -11,15 +11,12 @@ use saltscope_core::route::StateView;
 use saltscope_core::text::{human_bytes, salt_duration, FOLD_BYTES};
 
 use super::value::value_tree;
-use super::visible::{FrameParts, ShowMore};
+use super::visible::FrameParts;
 
 /// States to a chunk of the table: the first screen, and what one
 /// animation frame draws as the person scrolls on (50-100 ms here for a
 /// chunk of full output).
 const CHUNK_STATES: usize = 100;
-/// Chunks one step of scrolling on asks for, drawn a frame each: a return of
-/// 10,000 states is 20 steps, and the page answers between the frames.
-const STEP_CHUNKS: usize = 5;
 
 /// A return's states (none if it holds no states).
 fn runs_of(ret: &ReturnDoc) -> &[StateRun] {
@@ -53,11 +50,7 @@ pub fn StateTable(ret: Arc<ReturnDoc>, view_as: Memo<StateView>) -> impl IntoVie
     move || {
         let view_as = view_as.get();
         let table = Arc::new(StateTableLines::of(runs_of(&ret), view_as, CHUNK_STATES));
-        let parts = FrameParts::new(table.chunks());
-        let left = Memo::new({
-            let table = table.clone();
-            move |_| table.states_after(parts.wanted())
-        });
+        let parts = FrameParts::new(table.parts());
         let hidden_note = (view_as.problems_only && table.states() == 0)
             .then(|| view! { <p class="notice">"No failures and no changes."</p> });
         let (ret, output) = (ret.clone(), view_as.output);
@@ -71,10 +64,7 @@ pub fn StateTable(ret: Arc<ReturnDoc>, view_as: Memo<StateView>) -> impl IntoVie
                 </tr></thead>
                 {first}
             </table>
-            {move || (left.get() > 0).then(|| view! {
-                <ShowMore label=Signal::derive(move || format!("Show {} more states", left.get().min(CHUNK_STATES * STEP_CHUNKS)))
-                    more=Callback::new(move |()| parts.ask(STEP_CHUNKS))/>
-            })}
+            {parts.show_more("states")}
         }
     }
 }

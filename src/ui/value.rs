@@ -1,13 +1,11 @@
 use std::sync::Arc;
 
 use leptos::prelude::*;
-use saltscope_core::model::{NodeShape, TreeEntry, TreeNode, ENTRIES_PER_STEP, OPEN_AT_ONCE};
+use saltscope_core::model::{NodeShape, TreeEntry, TreeNode, ENTRIES_PER_PART, OPEN_AT_ONCE};
+use saltscope_core::parts::ListParts;
 use serde_json::Value;
 
-use super::visible::{FoldedText, FrameParts, ShowMore};
-
-/// Parts one "show more" asks for, drawn a frame each.
-const STEP_PARTS: usize = 5;
+use super::visible::{FoldedText, FrameParts};
 
 /// A return value as a collapsible tree: scalars inline, long or multi-line
 /// strings preformatted and folded, objects and lists as nested `<details>`,
@@ -32,20 +30,16 @@ fn node_view(node: TreeNode) -> AnyView {
 /// person scrolls near the end or asks ("Show 2500 more entries").
 #[component]
 fn Branch(node: TreeNode, entries: usize) -> impl IntoView {
-    let parts = FrameParts::new(entries.div_ceil(ENTRIES_PER_STEP));
-    let left = move || entries.saturating_sub(parts.wanted() * ENTRIES_PER_STEP);
+    let cut = ListParts::new(entries, ENTRIES_PER_PART);
+    let parts = FrameParts::new(cut);
     // A list per part: the browser skips laying out the parts off screen.
     let list = parts.view(Arc::new(move |k| {
-        let part = node.entries(k * ENTRIES_PER_STEP, (k + 1) * ENTRIES_PER_STEP);
+        let part = node.entries(cut.range(k));
         view! { <ul class="tree">{part.into_iter().map(entry).collect_view()}</ul> }.into_any()
     }));
     view! {
         <div class="tree-parts">{list}</div>
-        {move || (left() > 0).then(|| view! {
-            <ShowMore
-                label=Signal::derive(move || format!("Show {} more entries", left().min(ENTRIES_PER_STEP * STEP_PARTS)))
-                more=Callback::new(move |()| parts.ask(STEP_PARTS))/>
-        })}
+        {parts.show_more("entries")}
     }
 }
 

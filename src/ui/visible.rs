@@ -4,6 +4,7 @@
 
 use leptos::html::Div;
 use leptos::prelude::*;
+use saltscope_core::parts::{ListParts, PARTS_PER_ASK};
 use saltscope_core::text::{folded_start, human_bytes};
 use wasm_bindgen::closure::Closure;
 use wasm_bindgen::JsCast;
@@ -52,19 +53,21 @@ pub fn when_near(node: NodeRef<Div>, seen: impl Fn() + 'static) {
 pub type Part = std::sync::Arc<dyn Fn(usize) -> AnyView + Send + Sync>;
 
 /// A long list drawn in parts, a frame at a time: the person asks for more
-/// (its `ShowMore`, when scrolled near, calls `ask`) and the parts are drawn
-/// one per animation frame, so the page answers between them. Each part is
-/// built once; the parts above are left alone however many follow.
+/// ([`FrameParts::show_more`], when scrolled near or clicked) and the parts
+/// are drawn one per animation frame, so the page answers between them.
+/// Each part is built once; the parts above are left alone however many
+/// follow.
 #[derive(Clone, Copy)]
 pub struct FrameParts {
-    total: usize,
+    list: ListParts,
     drawn: RwSignal<usize>,
     wanted: RwSignal<usize>,
 }
 
 impl FrameParts {
     /// The first part drawn at once.
-    pub fn new(total: usize) -> Self {
+    pub fn new(list: ListParts) -> Self {
+        let total = list.count();
         let (drawn, wanted) = (RwSignal::new(1usize), RwSignal::new(1usize));
         Effect::new(move |_| {
             if drawn.get() < wanted.get().min(total) {
@@ -75,28 +78,34 @@ impl FrameParts {
             }
         });
         FrameParts {
-            total,
+            list,
             drawn,
             wanted,
         }
     }
 
-    /// Asks for `n` more parts.
-    pub fn ask(self, n: usize) {
-        self.wanted.update(|w| *w += n);
-    }
-
-    /// Parts asked for so far (drawn or not), for "Show N more".
-    pub fn wanted(self) -> usize {
-        self.wanted.get().min(self.total)
-    }
-
     /// The parts, drawn by `part`.
     pub fn view(self, part: Part) -> Option<AnyView> {
-        let total = self.total;
+        let total = self.list.count();
         let drawn = self.drawn;
         let shown = Signal::derive(move || drawn.get().min(total));
         (total > 0).then(|| parts_from(0, shown, part))
+    }
+
+    /// "Show 500 more states" under the list while any are left: scrolling
+    /// near it or clicking it asks for the next parts.
+    pub fn show_more(self, noun: &'static str) -> impl IntoView {
+        let list = self.list;
+        let next = Memo::new(move |_| list.next_ask(self.wanted.get()));
+        let any_left = Memo::new(move |_| next.get() > 0);
+        move || {
+            any_left.get().then(|| {
+                view! {
+                    <ShowMore label=Signal::derive(move || format!("Show {} more {noun}", next.get()))
+                        more=Callback::new(move |()| self.wanted.update(|w| *w += PARTS_PER_ASK))/>
+                }
+            })
+        }
     }
 }
 
@@ -146,3 +155,4 @@ pub fn FoldedText(text: std::sync::Arc<str>, #[prop(into)] class: String) -> imp
         })}
     }
 }
+

@@ -25,7 +25,7 @@ pub use state::{decode_state_key, StateIdentity, StateKey, StateResult, StateRet
 pub use state_table::{StateLine, StateTableLines};
 pub use summary::HighstateSummary;
 pub use tally::StateTally;
-pub use value_tree::{NodeShape, TreeEntry, TreeNode, ENTRIES_PER_STEP, OPEN_AT_ONCE};
+pub use value_tree::{NodeShape, TreeEntry, TreeNode, ENTRIES_PER_PART, OPEN_AT_ONCE};
 
 /// Functions whose return is an object of state results. `state.single` is
 /// not one of the returner's state functions (never ordered or counted) but

@@ -7,6 +7,7 @@ use std::ops::Range;
 
 use super::output::{group_by_sls, is_problem_or_change};
 use super::state::StateRun;
+use crate::parts::ListParts;
 use crate::route::StateView;
 
 /// One line of the table: an SLS heading, or a state (its index in the
@@ -73,6 +74,11 @@ impl StateTableLines {
         self.starts.len()
     }
 
+    /// The states counted in chunks, for "Show N more states".
+    pub fn parts(&self) -> ListParts {
+        ListParts::new(self.states, self.per_chunk)
+    }
+
     /// The lines of chunk `i` (none past the last).
     pub fn chunk(&self, i: usize) -> &[StateLine] {
         &self.lines[self.chunk_range(i)]
@@ -88,12 +94,6 @@ impl StateTableLines {
     /// The states shown, drawn or not.
     pub fn states(&self) -> usize {
         self.states
-    }
-
-    /// The states not yet drawn when the first `chunks` chunks are.
-    pub fn states_after(&self, chunks: usize) -> usize {
-        self.states
-            .saturating_sub(chunks.saturating_mul(self.per_chunk))
     }
 }
 
@@ -150,8 +150,8 @@ mod tests {
             .flat_map(|i| states_of(table.chunk(i)))
             .collect();
         assert_eq!(all, (0..10).collect::<Vec<_>>());
-        assert_eq!(table.states_after(1), 6);
-        assert_eq!(table.states_after(3), 0);
+        assert_eq!(table.parts().count(), 3);
+        assert_eq!(table.parts().left_after(1), 6);
     }
 
     #[test]

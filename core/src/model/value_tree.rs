@@ -4,14 +4,15 @@
 //! branch only when it is opened, and folds long text, so the size of the
 //! value never decides how long the page takes to open.
 
+use std::ops::Range;
 use std::sync::Arc;
 
 use serde_json::Value;
 
 use crate::text::{scalar_text, FOLD_BYTES};
 
-/// Entries of one branch drawn at once, and at each "show more".
-pub const ENTRIES_PER_STEP: usize = 500;
+/// Entries of one branch drawn in one part (a frame).
+pub const ENTRIES_PER_PART: usize = 500;
 
 /// A branch of at most this many entries is drawn open; a bigger one is
 /// drawn closed and built when the person opens it.
@@ -75,8 +76,8 @@ impl TreeNode {
     }
 
     /// Entries `from..to` of a branch (fewer at its end, none for a leaf).
-    pub fn entries(&self, from: usize, to: usize) -> Vec<TreeEntry> {
-        let take = to.saturating_sub(from);
+    pub fn entries(&self, range: Range<usize>) -> Vec<TreeEntry> {
+        let (from, take) = (range.start, range.len());
         match self.value() {
             Value::Object(map) => map
                 .keys()
@@ -88,7 +89,7 @@ impl TreeNode {
                     node: self.child(k),
                 })
                 .collect(),
-            Value::Array(items) => (from..to.min(items.len()))
+            Value::Array(items) => (from..range.end.min(items.len()))
                 .map(|i| TreeEntry {
                     label: format!("[{i}]"),
                     node: self.child(&i.to_string()),
@@ -122,11 +123,11 @@ mod tests {
         let paths: Vec<String> = (0..100_000).map(|i| format!("/srv/f{i}")).collect();
         let root = node(json!(paths));
         assert_eq!(root.shape(), NodeShape::Branch { entries: 100_000 });
-        let first = root.entries(0, ENTRIES_PER_STEP);
-        assert_eq!(first.len(), ENTRIES_PER_STEP);
+        let first = root.entries(0..ENTRIES_PER_PART);
+        assert_eq!(first.len(), ENTRIES_PER_PART);
         assert_eq!(first[0].label, "[0]");
         assert_eq!(first[0].node.shape(), NodeShape::Scalar("/srv/f0".into()));
-        let last = root.entries(99_900, 99_900 + ENTRIES_PER_STEP);
+        let last = root.entries(99_900..99_900 + ENTRIES_PER_PART);
         assert_eq!(last.len(), 100);
         assert_eq!(last[99].label, "[99999]");
         assert_eq!(last[99].node.value(), &json!("/srv/f99999"));
@@ -136,9 +137,9 @@ mod tests {
     fn keys_with_slashes_and_tildes_still_find_their_values() {
         let root = node(json!({"/etc/motd": {"a~b": 1}, "_orig_key": "x"}));
         assert_eq!(root.shape(), NodeShape::Branch { entries: 1 });
-        let motd = &root.entries(0, 10)[0];
+        let motd = &root.entries(0..10)[0];
         assert_eq!(motd.label, "/etc/motd");
-        let inner = &motd.node.entries(0, 10)[0];
+        let inner = &motd.node.entries(0..10)[0];
         assert_eq!(inner.label, "a~b");
         assert_eq!(inner.node.value(), &json!(1));
     }
@@ -151,7 +152,7 @@ mod tests {
             "empty": {}, "list": [], "line": "one line"
         }));
         let shapes: Vec<(String, String)> = root
-            .entries(0, 100)
+            .entries(0..100)
             .into_iter()
             .map(|e| {
                 let shape = match e.node.shape() {
