@@ -34,6 +34,11 @@ have_bg=$(wasm-bindgen --version 2>/dev/null | awk '{print $2}' || true)
 rustup target list --installed 2>/dev/null | grep -x wasm32-unknown-unknown >/dev/null \
   || die "rust target wasm32-unknown-unknown missing: run scripts/setup.sh"
 
+# .cargo/config.toml strips this prefix from the wasm's panic locations; a
+# cargo home elsewhere keeps it, and the wasm ~1 KB gzip bigger.
+[[ -d /root/.cargo/registry/src/index.crates.io-1949cf8c6b5b557f ]] \
+  || warn "crates.io sources are not under /root/.cargo/registry/src/index.crates.io-1949cf8c6b5b557f: panic locations keep their full paths (see .cargo/config.toml)"
+
 export PATH="$SALTSCOPE_NODE_BIN:$PATH"
 export TRUNK_SKIP_VERSION_CHECK=true
 log "trunk $(trunk --version | awk '{print $2}'), wasm-bindgen $have_bg, $(wasm-opt --version)"
