@@ -50,6 +50,16 @@ pub fn human_bytes(n: usize) -> String {
     }
 }
 
+/// Characters a short line shows of a long one.
+const LINE_CHARS_SHOWN: usize = 120;
+
+/// A long line (a compound target, megabytes of arguments) cut to its first
+/// 120 characters and "…", for a row or a heading; `None` when it fits.
+pub fn short_line(text: &str) -> Option<String> {
+    let (cut, _) = text.char_indices().nth(LINE_CHARS_SHOWN)?;
+    Some(format!("{}…", &text[..cut]))
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -78,5 +88,13 @@ mod tests {
         assert_eq!(start.len(), FOLD_BYTES - 1);
         assert_eq!(human_bytes(5_000_000), "5.0 MB");
         assert_eq!(human_bytes(62_001), "63 KB");
+    }
+
+    #[test]
+    fn a_line_over_120_characters_is_cut_and_one_that_fits_is_not() {
+        assert_eq!(short_line(&"é".repeat(120)), None);
+        let cut = short_line(&"é".repeat(121)).unwrap();
+        assert_eq!(cut.chars().count(), 121);
+        assert!(cut.ends_with("é…"));
     }
 }

@@ -14,6 +14,7 @@ use saltscope_core::views;
 use super::error::{ErrorPanel, Notes};
 use super::export::ExportPanel;
 use super::use_view;
+use super::visible::{arguments_view, target_view};
 
 /// Who ran what, on which target, when.
 #[component]
@@ -119,11 +120,6 @@ fn audit_row(e: &AuditEntry) -> impl IntoView {
         .map(utc_timestamp)
         .or_else(|| jid_start_time(&e.jid))
         .unwrap_or_default();
-    let target = match (&e.target, &e.target_type) {
-        (Some(t), Some(tt)) => format!("{t} ({tt})"),
-        (Some(t), None) => t.clone(),
-        _ => String::new(),
-    };
     let risky = !e.risks.is_empty();
     let job = match e.kind {
         AuditKind::Job => view! { <a href=link::job(&e.jid)>{e.jid.clone()}</a> }.into_any(),
@@ -134,8 +130,8 @@ fn audit_row(e: &AuditEntry) -> impl IntoView {
             <td>{when}</td>
             <td>{e.user.clone().unwrap_or_default()}</td>
             <td>{e.fun.clone().unwrap_or_default()}</td>
-            <td class="args">{e.args.join(" ")}</td>
-            <td>{target}</td>
+            <td class="args">{arguments_view(&e.args)}</td>
+            <td class="target">{target_view(e.target.as_deref(), e.target_type.as_deref())}</td>
             <td>{e.targeted.map(|n| n.to_string()).unwrap_or_default()}</td>
             <td>{job}</td>
             <td class="risk">{e.risks.join(", ")}</td>

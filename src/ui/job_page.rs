@@ -18,7 +18,7 @@ use super::states::{StateTable, SummaryLines};
 use super::timeline::Timeline;
 use super::use_view;
 use super::value::value_tree;
-use super::visible::{when_near, FoldedText, ShowMore};
+use super::visible::{arguments_view, target_view, when_near, FoldedText, ShowMore};
 use crate::transport::{now_ms, sleep};
 use leptos::task::spawn_local;
 
@@ -272,24 +272,11 @@ fn PublishPanel(publish: Option<PublishInfo>, started: String) -> impl IntoView 
         PublishSource::Event => "publish event",
         PublishSource::JobCache => "job cache",
     };
-    let with_type = |t: &str| match &p.target_type {
-        Some(tt) => format!("{t} ({tt})"),
-        None => t.to_string(),
-    };
-    // A long target on one line, the whole of it when opened.
-    let target = match (p.short_target(), &p.target) {
-        (Some(short), Some(whole)) => view! {
-            <details class="target"><summary>{with_type(&short)}</summary><span>{whole.clone()}</span></details>
-        }
-        .into_any(),
-        (_, Some(whole)) => with_type(whole).into_any(),
-        (_, None) => "".into_any(),
-    };
     view! {
         <dl class="publish" aria-label="Publish data">
             <dt>"Function"</dt><dd>{p.fun.clone().unwrap_or_default()}</dd>
-            <dt>"Arguments"</dt><dd>{p.args.join(" ")}</dd>
-            <dt>"Target"</dt><dd>{target}</dd>
+            <dt>"Arguments"</dt><dd>{arguments_view(&p.args)}</dd>
+            <dt>"Target"</dt><dd>{target_view(p.target.as_deref(), p.target_type.as_deref())}</dd>
             <dt>"User"</dt><dd>{p.user.clone().unwrap_or_default()}</dd>
             <dt>"Started"</dt><dd>{started}</dd>
             <dt>"Source"</dt><dd>{source}</dd>

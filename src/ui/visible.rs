@@ -4,8 +4,9 @@
 
 use leptos::html::Div;
 use leptos::prelude::*;
+use saltscope_core::model::{short_target, with_target_type};
 use saltscope_core::parts::{ListParts, PARTS_PER_ASK};
-use saltscope_core::text::{folded_start, human_bytes};
+use saltscope_core::text::{folded_start, human_bytes, short_line};
 use wasm_bindgen::closure::Closure;
 use wasm_bindgen::JsCast;
 use web_sys::{IntersectionObserver, IntersectionObserverEntry, IntersectionObserverInit};
@@ -156,3 +157,35 @@ pub fn FoldedText(text: std::sync::Arc<str>, #[prop(into)] class: String) -> imp
     }
 }
 
+/// A line that may be very long (a 2,000-name target, megabytes of
+/// arguments): its short line, and the whole of it when opened.
+fn abridged(short: Option<String>, whole: String) -> AnyView {
+    match short {
+        Some(short) => view! {
+            <details class="abridged"><summary>{short}</summary><span>{whole}</span></details>
+        }
+        .into_any(),
+        None => whole.into_any(),
+    }
+}
+
+/// A job's arguments as the CLI spells them, abridged when long.
+pub fn arguments_view(args: &[String]) -> AnyView {
+    let whole = args.join(" ");
+    abridged(short_line(&whole), whole)
+}
+
+/// A job's target and its type, abridged when long: "web0000,web0001,web0002
+/// … and 1997 more (list)", every name when opened.
+pub fn target_view(target: Option<&str>, target_type: Option<&str>) -> AnyView {
+    let Some(target) = target else {
+        return "".into_any();
+    };
+    match short_target(target, target_type) {
+        Some(short) => abridged(
+            Some(with_target_type(&short, target_type)),
+            target.to_string(),
+        ),
+        None => with_target_type(target, target_type).into_any(),
+    }
+}

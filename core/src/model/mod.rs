@@ -16,7 +16,7 @@ mod value_tree;
 
 pub use event::{family_of, EventDoc, EVENT_FAMILIES};
 pub use fleet_status::FleetStatus;
-pub use publish::{PublishInfo, PublishSource};
+pub use publish::{short_target, with_target_type, PublishInfo, PublishSource};
 pub use return_doc::{Outcome, ReturnData, ReturnDoc, ReturnFields};
 pub use run_summary::{
     RunSummary, SUMMARY_FIELD, SUMMARY_PIPELINE, SUMMARY_VERSION, SUMMARY_VERSION_FIELD,

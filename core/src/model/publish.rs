@@ -1,6 +1,6 @@
 use serde_json::Value;
 
-use crate::text::scalar_text;
+use crate::text::{scalar_text, short_line};
 
 /// Who ran a job, how, and on which target: the publish data.
 #[derive(Clone, Debug, Default, PartialEq)]
@@ -117,32 +117,38 @@ impl PublishInfo {
         Some(event)
     }
 
-    /// The target on one short line, for a row or a heading: a list target
-    /// of many minions (`salt -L` from a script, 2,000 names) as its first
-    /// names and how many more, any other long target cut. `None` when the
-    /// target is short enough to show whole.
+    /// The target on one short line ([`short_target`]).
     pub fn short_target(&self) -> Option<String> {
-        let target = self.target.as_deref()?;
-        if self.target_type.as_deref() == Some("list") {
-            let names: Vec<&str> = target.split(',').collect();
-            if names.len() > TARGET_NAMES_SHOWN {
-                let more = names.len() - TARGET_NAMES_SHOWN;
-                let shown = names[..TARGET_NAMES_SHOWN].join(",");
-                return Some(format!("{shown} … and {more} more"));
-            }
+        short_target(self.target.as_deref()?, self.target_type.as_deref())
+    }
+}
+
+/// A target on one short line, for a row or a heading: a list target of
+/// many minions (`salt -L` from a script, 2,000 names) as its first names
+/// and how many more, any other long target cut ([`short_line`]). `None`
+/// when the target is short enough to show whole.
+pub fn short_target(target: &str, target_type: Option<&str>) -> Option<String> {
+    if target_type == Some("list") {
+        let names: Vec<&str> = target.split(',').collect();
+        if names.len() > TARGET_NAMES_SHOWN {
+            let more = names.len() - TARGET_NAMES_SHOWN;
+            let shown = names[..TARGET_NAMES_SHOWN].join(",");
+            return Some(format!("{shown} … and {more} more"));
         }
-        if target.chars().count() <= TARGET_CHARS_SHOWN {
-            return None;
-        }
-        let shown: String = target.chars().take(TARGET_CHARS_SHOWN).collect();
-        Some(format!("{shown}…"))
+    }
+    short_line(target)
+}
+
+/// A target as Salt's CLI would name it: `web* (glob)`.
+pub fn with_target_type(target: &str, target_type: Option<&str>) -> String {
+    match target_type {
+        Some(tt) => format!("{target} ({tt})"),
+        None => target.to_string(),
     }
 }
 
 /// Names of a list target a short line shows.
 const TARGET_NAMES_SHOWN: usize = 3;
-/// Characters of any other target a short line shows.
-const TARGET_CHARS_SHOWN: usize = 120;
 
 /// One published argument as the CLI spells it: keyword arguments travel as
 /// `{"__kwarg__": true, "test": true}`.
