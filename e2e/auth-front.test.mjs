@@ -14,7 +14,7 @@ import assert from 'node:assert/strict';
 import crypto from 'node:crypto';
 import fs from 'node:fs';
 import path from 'node:path';
-import { openBrowser, readManifest, SALTSCOPE_WORK } from './harness.mjs';
+import { openBrowser, readManifest, SALTSCOPE_WORK, fixtureJobPath } from './harness.mjs';
 import { ES_URL, startAuthFront, startNginx, request, script, assertWorkersNotRoot } from './servers.mjs';
 
 const USER = 'reader-' + crypto.randomBytes(4).toString('hex');
@@ -131,7 +131,7 @@ test('proxy with SALTSCOPE_ENGINE_AUTH_FILE: the app loads jobs through the fron
     assert.equal(JSON.parse(r.body).cluster_uuid, engineInfo.cluster_uuid);
 
     const { page, errors } = await b.newPage();
-    await page.goto(proxy.url + '/');
+    await page.goto(proxy.url + fixtureJobPath());
     await page.getByRole('link', { name: manifest.state_apply_multi.jid, exact: true }).waitFor();
     errors.assertNone();
     await page.context().close();

@@ -3,7 +3,7 @@
 // search POST (non-idempotent to nginx) is retried on the live engine.
 import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
-import { openBrowser, readManifest } from './harness.mjs';
+import { openBrowser, readManifest, fixtureJobPath } from './harness.mjs';
 import { ES_URL, freePort, startNginx, request, assertWorkersNotRoot, logLine } from './servers.mjs';
 
 let proxy;
@@ -43,7 +43,7 @@ test('a search POST goes to the live engine after the dead one refuses', async (
 
 test('the app loads its jobs with the first engine down', async () => {
   const { page, errors } = await b.newPage();
-  await page.goto(proxy.url + '/');
+  await page.goto(proxy.url + fixtureJobPath());
   await page.getByRole('link', { name: readManifest().state_apply_multi.jid, exact: true }).waitFor();
   await page.getByRole('heading', { name: 'Jobs', level: 1 }).waitFor();
   errors.assertNone();

@@ -218,6 +218,15 @@ export function readManifest(file = process.env.SALT_MANIFEST || path.join(SALTS
   return JSON.parse(fs.readFileSync(file, 'utf8'));
 }
 
+/**
+ * Where a test that only needs real jobs to load goes: the job list narrowed
+ * to Salt's multi-minion state.apply, so the job is on screen however many
+ * jobs the live-Salt tests of earlier local runs have added since.
+ */
+export function fixtureJobPath() {
+  return `/?jid=${readManifest().state_apply_multi.jid}`;
+}
+
 /** true when the manifest exists (for specs that skip without salt data) */
 export function haveManifest(file = process.env.SALT_MANIFEST || path.join(SALTSCOPE_WORK, 'salt-data', 'manifest.json')) {
   return fs.existsSync(file);

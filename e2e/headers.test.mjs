@@ -8,7 +8,7 @@ import { test, after } from 'node:test';
 import assert from 'node:assert/strict';
 import fs from 'node:fs';
 import path from 'node:path';
-import { openBrowser, url, BASE_URL, SALTSCOPE_WORK, readManifest } from './harness.mjs';
+import { openBrowser, url, BASE_URL, SALTSCOPE_WORK, readManifest, fixtureJobPath } from './harness.mjs';
 import { startNginx, script, request } from './servers.mjs';
 
 // The exact policy for the default config.json (engine_url "/es").
@@ -89,7 +89,7 @@ test('a rebuild under a running nginx: the app loads, no CSP violation, no resta
     await page.addInitScript(() => {
       document.addEventListener('securitypolicyviolation', (e) => window.__cspViolation(`${e.violatedDirective} ${e.blockedURI}`));
     });
-    const resp = await page.goto(proxy.url + '/');
+    const resp = await page.goto(proxy.url + fixtureJobPath());
     assert.equal(resp.headers()['content-security-policy'], CSP);
     await page.getByRole('banner').getByRole('link', { name: 'Saltscope' }).waitFor();
     await page.getByRole('heading', { name: 'Jobs', level: 1 }).waitFor();

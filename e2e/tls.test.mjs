@@ -11,7 +11,7 @@ import assert from 'node:assert/strict';
 import fs from 'node:fs';
 import path from 'node:path';
 import tls from 'node:tls';
-import { openBrowser, readManifest, SALTSCOPE_WORK, CHROMIUM_ARGS } from './harness.mjs';
+import { openBrowser, readManifest, SALTSCOPE_WORK, CHROMIUM_ARGS, fixtureJobPath } from './harness.mjs';
 import { makeCerts, startTlsFront, startNginx, request, freePort, assertWorkersNotRoot } from './servers.mjs';
 
 let certs;
@@ -102,7 +102,7 @@ test('https engine with the CA, app over https: jobs load, HSTS, TLS 1.2+, HTTP 
   const b = await openBrowser({ args: [...CHROMIUM_ARGS, `--ignore-certificate-errors-spki-list=${certs.appSpki}`] });
   try {
     const { page, errors } = await b.newPage();
-    await page.goto(app + '/');
+    await page.goto(app + fixtureJobPath());
     await page.getByRole('link', { name: readManifest().state_apply_multi.jid, exact: true }).waitFor();
     errors.assertNone();
   } finally {
