@@ -7,7 +7,8 @@
 # generated returns at 10k, 100k and 1M; the job pages of a 4-minion
 # state.apply (real), of 1 minion x 10,000 states, of 2,000 minions, of a
 # 5 MB cmd.run output, of a cmd.run_all with 5 MB of stdout and of a
-# file.find listing 5 MB of paths (generated); the fleet-wide views (fleet status, drift,
+# file.find listing 5 MB of paths (generated); the run comparison of the
+# 10,000-state return with a run of the 2,000-minion job; the fleet-wide views (fleet status, drift,
 # failure patterns, SLS rollups) natively through the core, on the largest set
 # as loaded (documents) and loaded again through the summary ingest pipeline
 # (prefix <set>p, SUMMARY_PIPELINE=1); then the export comparison
@@ -61,7 +62,7 @@ for n in ${BENCH_SIZES:-10000 100000 1000000}; do
   if (( first )); then
     jobs_json+=$(node -e '
       const s = JSON.parse(process.argv[1]).special_jobs, p = process.argv[2];
-      const j = (k) => JSON.stringify({ prefix: p, jid: s[k].jid });
+      const j = (k) => JSON.stringify({ prefix: p, jid: s[k].jid, minion: s[k].minion });
       process.stdout.write(`, "1 minion x 10,000 states": ${j("states")}, "2,000 minions": ${j("wide_state_apply")}, "5 MB cmd.run output": ${j("output_cmd_run")}, "cmd.run_all, 5 MB stdout": ${j("output_cmd_run_all")}, "file.find, 5 MB of paths": ${j("output_file_find")}`);
     ' "$summary" "$prefix")
     first=0

@@ -259,6 +259,17 @@ try {
       return { ms: await painted(p.page, 'job-return') };
     });
   }
+  // The run comparison of the 10,000-state return with one minion's run of
+  // the 2,000-minion job: up to 10,000 rows, the first screen timed.
+  const [states, wide] = [JOBS['1 minion x 10,000 states'], JOBS['2,000 minions']];
+  if (states?.minion && wide) {
+    const found = await (await fetch(`${BASE}/es/${wide.prefix}-state_apply*/_search?size=1&q=jid:${wide.jid}&_source=minion`)).json();
+    const other = found.hits?.hits?.[0]?._source?.minion;
+    await measure(browser, { prefix: states.prefix, label: states.prefix }, 'run comparison: 10,000 states', async (p) => {
+      await p.page.goto(`${BASE}/compare?a=${states.jid}:${states.minion}&b=${wide.jid}:${other}`);
+      return { ms: await painted(p.page, 'compare') };
+    });
+  }
   // Scrolling the 10,000-state page to its last state as a person does,
   // with the wheel: every frame's length (requestAnimationFrame), once the
   // first screen is in.
