@@ -18,7 +18,7 @@ let jobs;
 before(async () => {
   const marker = await (await fetch(`${ES_URL}/saltscope-gen-meta/_doc/${PREFIX}`)).json();
   jobs = marker._source.special_jobs;
-  assert.ok(jobs?.states && jobs?.wide_state_apply && jobs?.output_cmd_run && jobs?.output_file_find, JSON.stringify(marker._source));
+  assert.ok(jobs?.states && jobs?.wide_state_apply && jobs?.output_cmd_run && jobs?.output_file_find && jobs?.output_diff, JSON.stringify(marker._source));
   b = await openBrowser({ args: [...CHROMIUM_ARGS, '--enable-precise-memory-info'] });
 });
 after(async () => { await b?.close(); });
@@ -134,6 +134,26 @@ test('a 5 MB cmd.run output is shown folded, and "show all (5.0 MB)" shows all o
   await all.click();
   await eventually(async () => (await text()) >= 5000000, 'the whole output shown');
   await assertBounded(`5 MB output shown whole`, big);
+});
+
+test('a 5 MB diff in a state\'s changes is shown folded, and "show all (5.0 MB)" shows all of it', async () => {
+  const big = await bigPage();
+  const { page } = big;
+  const job = jobs.output_diff;
+  await page.goto(url(`/job/${job.jid}`));
+  const all = page.getByRole('button', { name: 'show all (5.0 MB)' });
+  await all.waitFor({ timeout: 60000 });
+  const diff = page.getByRole('table', { name: 'States' }).locator('pre.diff');
+  const text = () => diff.evaluate((e) => e.textContent.length);
+  assert.ok((await text()) < 100000, 'folded: the first 64 KB');
+  // Added and removed lines coloured as a diff.
+  await diff.locator('.diff-add').first().waitFor();
+  await diff.locator('.diff-del').first().waitFor();
+  const started = Date.now();
+  await all.click();
+  await eventually(async () => (await text()) >= job.bytes, 'the whole diff shown');
+  console.log(`# 5 MB diff shown whole in ${Date.now() - started} ms`);
+  await assertBounded('5 MB diff shown whole', big);
 });
 
 test('a cmd.run_all with 5 MB of stdout: its keys at once, the stdout folded, "show all (5.0 MB)" shows all of it', async () => {

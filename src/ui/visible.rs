@@ -85,6 +85,14 @@ impl FrameParts {
         }
     }
 
+    /// Every part, the first at once and the rest a frame each, unasked:
+    /// for "show all".
+    pub fn every(list: ListParts) -> Self {
+        let parts = FrameParts::new(list);
+        parts.wanted.set(list.count());
+        parts
+    }
+
     /// The parts, drawn by `part`.
     pub fn view(self, part: Part) -> Option<AnyView> {
         let total = self.list.count();

@@ -2,6 +2,7 @@
 //! whatever is missing or oddly shaped becomes a visible note, never a panic
 //! and never a dropped document.
 
+mod diff;
 mod event;
 mod fleet_status;
 pub mod output;
@@ -14,6 +15,7 @@ mod summary;
 mod tally;
 mod value_tree;
 
+pub use diff::{diff_line_kind, DiffLine, DiffRun, DiffRuns};
 pub use event::{family_of, EventDoc, EVENT_FAMILIES};
 pub use fleet_status::FleetStatus;
 pub use publish::{short_target, with_target_type, PublishInfo, PublishSource};

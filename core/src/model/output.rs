@@ -167,29 +167,6 @@ pub fn describe_changes(changes: &Value) -> Vec<Change> {
         .collect()
 }
 
-/// The kind of a diff line, for colouring.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum DiffLine {
-    Added,
-    Removed,
-    Hunk,
-    Context,
-}
-
-pub fn diff_line_kind(line: &str) -> DiffLine {
-    if line.starts_with("+++") || line.starts_with("---") {
-        DiffLine::Context
-    } else if line.starts_with('+') {
-        DiffLine::Added
-    } else if line.starts_with('-') {
-        DiffLine::Removed
-    } else if line.starts_with("@@") {
-        DiffLine::Hunk
-    } else {
-        DiffLine::Context
-    }
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -293,14 +270,5 @@ mod tests {
             "a string change is kept"
         );
         assert!(describe_changes(&json!({})).is_empty());
-    }
-
-    #[test]
-    fn diff_lines_are_told_apart_with_headers_as_context() {
-        assert_eq!(diff_line_kind("--- "), DiffLine::Context);
-        assert_eq!(diff_line_kind("+++ "), DiffLine::Context);
-        assert_eq!(diff_line_kind("-workers 2"), DiffLine::Removed);
-        assert_eq!(diff_line_kind("+workers 4"), DiffLine::Added);
-        assert_eq!(diff_line_kind("@@ -1,3 +1,4 @@"), DiffLine::Hunk);
     }
 }
