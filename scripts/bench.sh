@@ -6,9 +6,11 @@
 # the requests and bytes each case cost. On the real Salt data and on
 # generated returns at 10k, 100k and 1M; the job pages of a 4-minion
 # state.apply (real), of 1 minion x 10,000 states, of 2,000 minions, of a
-# 5 MB cmd.run output, of a cmd.run_all with 5 MB of stdout and of a
-# file.find listing 5 MB of paths (generated); the run comparison of the
-# 10,000-state return with a run of the 2,000-minion job; the fleet-wide views (fleet status, drift,
+# 5 MB cmd.run output, of a cmd.run_all with 5 MB of stdout, of a file.find
+# listing 5 MB of paths and of a state with a 5 MB diff (generated); the
+# frames while scrolling the 10,000 states and while "show all" draws the
+# diff; the run comparison of the 10,000-state return with a run of the
+# 2,000-minion job; the fleet-wide views (fleet status, drift,
 # failure patterns, SLS rollups) natively through the core, on the largest set
 # as loaded (documents) and loaded again through the summary ingest pipeline
 # (prefix <set>p, SUMMARY_PIPELINE=1); then the export comparison
@@ -62,8 +64,8 @@ for n in ${BENCH_SIZES:-10000 100000 1000000}; do
   if (( first )); then
     jobs_json+=$(node -e '
       const s = JSON.parse(process.argv[1]).special_jobs, p = process.argv[2];
-      const j = (k) => JSON.stringify({ prefix: p, jid: s[k].jid, minion: s[k].minion });
-      process.stdout.write(`, "1 minion x 10,000 states": ${j("states")}, "2,000 minions": ${j("wide_state_apply")}, "5 MB cmd.run output": ${j("output_cmd_run")}, "cmd.run_all, 5 MB stdout": ${j("output_cmd_run_all")}, "file.find, 5 MB of paths": ${j("output_file_find")}`);
+      const j = (k) => JSON.stringify({ prefix: p, jid: s[k].jid, minion: s[k].minion, bytes: s[k].bytes });
+      process.stdout.write(`, "1 minion x 10,000 states": ${j("states")}, "2,000 minions": ${j("wide_state_apply")}, "5 MB cmd.run output": ${j("output_cmd_run")}, "cmd.run_all, 5 MB stdout": ${j("output_cmd_run_all")}, "file.find, 5 MB of paths": ${j("output_file_find")}, "5 MB diff in a state": ${j("output_diff")}`);
     ' "$summary" "$prefix")
     first=0
   fi

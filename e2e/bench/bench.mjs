@@ -98,6 +98,7 @@ async function action(page, event, run) {
 const rows = [];
 const profiles = [];
 const scrolls = [];
+const wholeDiffs = [];
 
 /**
  * Scrolls a job page with the mouse wheel, a screen a step, until its
@@ -108,12 +109,7 @@ async function scrollToEnd(page, url) {
   await page.goto(url);
   await painted(page, 'job-return');
   await page.mouse.move(640, 450);
-  await page.evaluate(() => {
-    window.__frames = [];
-    let last = performance.now();
-    const tick = (t) => { window.__frames.push(t - last); last = t; if (!window.__stopFrames) requestAnimationFrame(tick); };
-    requestAnimationFrame(tick);
-  });
+  await recordFrames(page);
   const more = page.getByRole('button', { name: /^Show \d+ more states$/ });
   const t0 = Date.now();
   let steps = 0;
@@ -127,12 +123,39 @@ async function scrollToEnd(page, url) {
     }
     if (Date.now() - t0 > 300000) throw new Error('the states table did not reach its end in 5 min');
   }
-  const ms = Date.now() - t0;
+  return { ms: Date.now() - t0, steps, ...(await frameStats(page)) };
+}
+
+/**
+ * Clicks a job page's "show all (5.0 MB)" under a state's diff and waits
+ * until all of the diff's `bytes` are drawn: the frames' lengths meanwhile.
+ */
+async function showWholeDiff(page, url, bytes) {
+  await page.goto(url);
+  const all = page.getByRole('button', { name: /^show all \(/ });
+  await all.waitFor({ timeout: 120000 });
+  await recordFrames(page);
+  const t0 = Date.now();
+  await all.click();
+  await page.waitForFunction((n) => document.querySelector('pre.diff')?.textContent.length >= n, bytes, { timeout: 120000, polling: 250 });
+  return { ms: Date.now() - t0, ...(await frameStats(page)) };
+}
+
+/** Starts recording every frame's length (requestAnimationFrame). */
+async function recordFrames(page) {
+  await page.evaluate(() => {
+    window.__frames = [];
+    let last = performance.now();
+    const tick = (t) => { window.__frames.push(t - last); last = t; if (!window.__stopFrames) requestAnimationFrame(tick); };
+    requestAnimationFrame(tick);
+  });
+}
+
+/** The frames recorded since `recordFrames`: how many, 95th percentile, longest, over 50 ms. */
+async function frameStats(page) {
   const frames = await page.evaluate(() => { window.__stopFrames = true; return window.__frames.slice(1); });
   const sorted = [...frames].sort((a, b) => a - b);
   return {
-    ms,
-    steps,
     frames: frames.length,
     p95: sorted[Math.floor(sorted.length * 0.95)],
     max: sorted.at(-1),
@@ -284,6 +307,17 @@ try {
       }
     }
   }
+  const diff = JOBS['5 MB diff in a state'];
+  if (diff) {
+    for (let i = 0; i < RUNS; i++) {
+      const p = await instrumented(browser, diff.prefix);
+      try {
+        wholeDiffs.push(await showWholeDiff(p.page, `${BASE}/job/${diff.jid}`, diff.bytes));
+      } finally {
+        await p.close();
+      }
+    }
+  }
 } finally {
   await browser.close();
 }
@@ -316,4 +350,9 @@ if (scrolls.length) {
   const m = (k) => median(scrolls.map((x) => x[k]));
   console.log('\njob page: 1 minion x 10,000 states, scrolled with the wheel (900 px a step) to its last state (median of runs):');
   console.log(`  ${m('steps')} steps in ${(m('ms') / 1000).toFixed(1)} s; ${m('frames')} frames: 95th percentile ${m('p95').toFixed(0)} ms, longest ${m('max').toFixed(0)} ms, ${m('over50')} over 50 ms`);
+}
+if (wholeDiffs.length) {
+  const m = (k) => median(wholeDiffs.map((x) => x[k]));
+  console.log('\njob page: 5 MB diff in a state, "show all" until every byte is drawn (median of runs):');
+  console.log(`  ${(m('ms') / 1000).toFixed(1)} s; ${m('frames')} frames: 95th percentile ${m('p95').toFixed(0)} ms, longest ${m('max').toFixed(0)} ms, ${m('over50')} over 50 ms`);
 }
