@@ -5,6 +5,7 @@ use leptos::prelude::*;
 use leptos_router::hooks::{use_navigate, use_query_map};
 use leptos_router::NavigateOptions;
 use saltscope_core::export::{ExportKind, ViewFilter};
+use saltscope_core::model::with_target_type;
 use saltscope_core::query::filter::{JobFilter, TimeRange};
 use saltscope_core::query::jobs::{Cursor, JobListPage, JobListRequest, JobSummary};
 use saltscope_core::route::{link, param, JobListUrl, Refresh};
@@ -213,15 +214,14 @@ fn job_row(job: JobSummary, expanded: RwSignal<HashSet<String>>) -> impl IntoVie
         job.functions.join(", ")
     };
     let publish = job.publish.clone().unwrap_or_default();
-    // A list of 2,000 minions would make the row a screen tall.
-    let target = match (
-        publish.short_target().or(publish.target),
-        &publish.target_type,
-    ) {
-        (Some(t), Some(tt)) if tt != "glob" => format!("{t} ({tt})"),
-        (Some(t), _) => t,
-        _ => String::new(),
-    };
+    // A list of 2,000 minions would make the row a screen tall; `glob`,
+    // Salt's default, goes unsaid.
+    let target_type = publish.target_type.as_deref().filter(|tt| *tt != "glob");
+    let target = publish
+        .short_target()
+        .or(publish.target)
+        .map(|t| with_target_type(&t, target_type))
+        .unwrap_or_default();
     let missing = job
         .missing()
         .filter(|m| *m > 0)
