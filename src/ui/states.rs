@@ -8,10 +8,10 @@ use saltscope_core::model::{
 };
 use saltscope_core::parts::ListParts;
 use saltscope_core::route::StateView;
-use saltscope_core::text::{human_bytes, salt_duration};
+use saltscope_core::text::salt_duration;
 
 use super::value::value_tree;
-use super::visible::FrameParts;
+use super::visible::{show_all, FrameParts};
 
 /// States to a chunk of the table: the first screen, and what one
 /// animation frame draws as the person scrolls on (50-100 ms here for a
@@ -166,10 +166,11 @@ fn changes_view(changes: &serde_json::Value) -> AnyView {
 fn DiffView(diff: String) -> impl IntoView {
     let diff: Arc<str> = diff.into();
     let cut = Arc::new(DiffRuns::of(&diff));
-    let label = format!("show all ({})", human_bytes(diff.len()));
     let whole = RwSignal::new(!cut.is_folded());
     let first = diff_runs(&diff, &cut.runs[..cut.folded]);
-    let rest = move || {
+    let bytes = diff.len();
+    // Only a folded diff has a rest to draw.
+    let rest = cut.is_folded().then_some(move || {
         whole.get().then(|| {
             let (diff, cut) = (diff.clone(), cut.clone());
             let list = ListParts::new(cut.runs.len() - cut.folded, DIFF_RUNS_PER_PART);
@@ -181,13 +182,10 @@ fn DiffView(diff: String) -> impl IntoView {
                 )
             }))
         })
-    };
+    });
     view! {
         <pre class="diff">{first}{rest}</pre>
-        {move || (!whole.get()).then(|| {
-            let label = label.clone();
-            view! { <button type="button" class="show-all" on:click=move |_| whole.set(true)>{label}</button> }
-        })}
+        {show_all(bytes, whole)}
     }
 }
 

@@ -152,16 +152,26 @@ pub fn ShowMore(
 #[component]
 pub fn FoldedText(text: std::sync::Arc<str>, #[prop(into)] class: String) -> impl IntoView {
     let whole = RwSignal::new(folded_start(&text).is_none());
-    let size = human_bytes(text.len());
+    let bytes = text.len();
     let shown = move || match folded_start(&text) {
         Some(start) if !whole.get() => format!("{start}…"),
         _ => text.to_string(),
     };
     view! {
         <pre class=class>{shown}</pre>
-        {move || (!whole.get()).then(|| view! {
-            <button type="button" class="show-all" on:click=move |_| whole.set(true)>{format!("show all ({size})")}</button>
-        })}
+        {show_all(bytes, whole)}
+    }
+}
+
+/// "show all (5.0 MB)" under folded text of `bytes`, while `whole` is not
+/// set; clicking it sets it.
+pub fn show_all(bytes: usize, whole: RwSignal<bool>) -> impl IntoView {
+    let label = format!("show all ({})", human_bytes(bytes));
+    move || {
+        (!whole.get()).then(|| {
+            let label = label.clone();
+            view! { <button type="button" class="show-all" on:click=move |_| whole.set(true)>{label}</button> }
+        })
     }
 }
 
