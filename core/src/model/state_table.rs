@@ -70,10 +70,6 @@ impl StateTableLines {
         }
     }
 
-    pub fn chunks(&self) -> usize {
-        self.starts.len()
-    }
-
     /// The states counted in chunks, for "Show N more states".
     pub fn parts(&self) -> ListParts {
         ListParts::new(self.states, self.per_chunk)
@@ -141,16 +137,15 @@ mod tests {
     fn chunks_hold_per_chunk_states_in_run_order_and_together_all_of_them() {
         let runs = runs(&[""; 10]);
         let table = StateTableLines::of(&runs, view(false, false), 4);
-        assert_eq!(table.chunks(), 3);
+        assert_eq!(table.parts().count(), 3);
         assert_eq!(table.states(), 10);
         assert_eq!(states_of(table.chunk(0)), [0, 1, 2, 3]);
         assert_eq!(states_of(table.chunk(2)), [8, 9]);
         assert!(table.chunk(3).is_empty());
-        let all: Vec<usize> = (0..table.chunks())
+        let all: Vec<usize> = (0..table.parts().count())
             .flat_map(|i| states_of(table.chunk(i)))
             .collect();
         assert_eq!(all, (0..10).collect::<Vec<_>>());
-        assert_eq!(table.parts().count(), 3);
         assert_eq!(table.parts().left_after(1), 6);
     }
 
@@ -169,7 +164,7 @@ mod tests {
             [StateLine::State(5), sls("db"), StateLine::State(2)]
         );
         assert_eq!(table.chunk(2), [StateLine::State(3), StateLine::State(4)]);
-        assert_eq!(table.chunks(), 3);
+        assert_eq!(table.parts().count(), 3);
     }
 
     #[test]
@@ -181,7 +176,7 @@ mod tests {
         assert_eq!(states_of(table.chunk(0)), [2, 5]);
         assert_eq!(states_of(table.chunk(1)), [8]);
         let clean = StateTableLines::of(&runs[..2], view(true, false), 2);
-        assert_eq!((clean.states(), clean.chunks()), (0, 0));
+        assert_eq!((clean.states(), clean.parts().count()), (0, 0));
         assert!(clean.chunk(0).is_empty());
     }
 }
