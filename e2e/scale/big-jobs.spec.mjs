@@ -49,6 +49,21 @@ async function assertBounded(what, { answers, liveHeap, errors }) {
   errors.assertNone();
 }
 
+/** Opens a job page whose output is folded behind "show all (5.0 MB)": the button, once drawn. */
+async function openFolded(page, jid) {
+  await page.goto(url(`/job/${jid}`));
+  const all = page.getByRole('button', { name: 'show all (5.0 MB)' });
+  await all.waitFor({ timeout: 60000 });
+  return all;
+}
+
+/** The folded text (`length()` of it) shows its first 64 KB; after "show all", at least `bytes`. */
+async function assertShowsAll(all, length, bytes, what) {
+  assert.ok((await length()) < 100000, 'folded: the first 64 KB');
+  await all.click();
+  await eventually(async () => (await length()) >= bytes, `the whole ${what} shown`);
+}
+
 const stateRows = (section) => section.getByRole('table', { name: 'States' }).getByRole('row').filter({ has: section.page().getByRole('cell') });
 
 test('one return of 10,000 states: the summary at once, the first rows, the rest as the person scrolls', async () => {
@@ -125,14 +140,9 @@ test('the audit trail shows a 2,000-name list target on one line, every name whe
 test('a 5 MB cmd.run output is shown folded, and "show all (5.0 MB)" shows all of it', async () => {
   const big = await bigPage();
   const { page } = big;
-  const { jid } = jobs.output_cmd_run;
-  await page.goto(url(`/job/${jid}`));
-  const all = page.getByRole('button', { name: 'show all (5.0 MB)' });
-  await all.waitFor({ timeout: 60000 });
+  const all = await openFolded(page, jobs.output_cmd_run.jid);
   const text = () => page.locator('main pre').first().evaluate((e) => e.textContent.length);
-  assert.ok((await text()) < 100000, 'folded: the first 64 KB');
-  await all.click();
-  await eventually(async () => (await text()) >= 5000000, 'the whole output shown');
+  await assertShowsAll(all, text, 5000000, 'output');
   await assertBounded(`5 MB output shown whole`, big);
 });
 
@@ -140,18 +150,13 @@ test('a 5 MB diff in a state\'s changes is shown folded, and "show all (5.0 MB)"
   const big = await bigPage();
   const { page } = big;
   const job = jobs.output_diff;
-  await page.goto(url(`/job/${job.jid}`));
-  const all = page.getByRole('button', { name: 'show all (5.0 MB)' });
-  await all.waitFor({ timeout: 60000 });
+  const all = await openFolded(page, job.jid);
   const diff = page.getByRole('table', { name: 'States' }).locator('pre.diff');
-  const text = () => diff.evaluate((e) => e.textContent.length);
-  assert.ok((await text()) < 100000, 'folded: the first 64 KB');
   // Added and removed lines coloured as a diff.
   await diff.locator('.diff-add').first().waitFor();
   await diff.locator('.diff-del').first().waitFor();
   const started = Date.now();
-  await all.click();
-  await eventually(async () => (await text()) >= job.bytes, 'the whole diff shown');
+  await assertShowsAll(all, () => diff.evaluate((e) => e.textContent.length), job.bytes, 'diff');
   console.log(`# 5 MB diff shown whole in ${Date.now() - started} ms`);
   await assertBounded('5 MB diff shown whole', big);
 });
@@ -159,18 +164,13 @@ test('a 5 MB diff in a state\'s changes is shown folded, and "show all (5.0 MB)"
 test('a cmd.run_all with 5 MB of stdout: its keys at once, the stdout folded, "show all (5.0 MB)" shows all of it', async () => {
   const big = await bigPage();
   const { page } = big;
-  const { jid } = jobs.output_cmd_run_all;
-  await page.goto(url(`/job/${jid}`));
-  const all = page.getByRole('button', { name: 'show all (5.0 MB)' });
-  await all.waitFor({ timeout: 60000 });
+  const all = await openFolded(page, jobs.output_cmd_run_all.jid);
   const tree = page.getByRole('listitem');
   for (const key of ['pid', 'retcode', 'stderr', 'stdout']) {
     await tree.filter({ hasText: new RegExp(`^${key}: `) }).first().waitFor();
   }
   const stdout = () => tree.filter({ hasText: /^stdout: / }).locator('pre').evaluate((e) => e.textContent.length);
-  assert.ok((await stdout()) < 100000, 'folded: the first 64 KB');
-  await all.click();
-  await eventually(async () => (await stdout()) >= 5000000, 'the whole stdout shown');
+  await assertShowsAll(all, stdout, 5000000, 'stdout');
   await assertBounded(`cmd.run_all, 5 MB stdout shown whole`, big);
 });
 

@@ -8,6 +8,17 @@ use saltscope_gen::gen::{Config, Fun};
 use serde_json::Value;
 use std::collections::BTreeSet;
 
+/// The one return of the special job `special`: its jid and document,
+/// shaped field for field like the `real` ones and with a real envelope.
+fn one_special_return(g: &Generated, special: &str, kind: &str, real: &[Value]) -> (String, Value) {
+    let jid = g.special_jid(special);
+    let (returns, _, _) = g.job(&jid);
+    assert_eq!(returns.len(), 1, "{kind}: one return");
+    assert_same_shape(kind, real, returns.as_slice());
+    check_return_envelope(kind, &returns[0]);
+    (jid, returns[0].clone())
+}
+
 /// The publish event and the job-cache document of a special job, against the real ones.
 fn check_publish_docs(kind: &str, g: &Generated, jid: &str) -> Value {
     let (returns, events, cache) = g.job(jid);
@@ -269,12 +280,12 @@ fn output_bytes_makes_a_command_output_a_diff_and_structured_returns_of_n_bytes(
             output_bytes: n,
             ..Config::default()
         });
-        let jid = g.special_jid("output_cmd_run");
-        let (returns, _, _) = g.job(&jid);
-        assert_eq!(returns.len(), 1);
-        let d = &returns[0];
-        assert_same_shape("big cmd.run", &fixture("cmd_run.json"), returns.as_slice());
-        check_return_envelope("big cmd.run", d);
+        let (jid, d) = one_special_return(
+            &g,
+            "output_cmd_run",
+            "big cmd.run",
+            &fixture("cmd_run.json"),
+        );
         let out = d["data"].as_str().unwrap();
         assert_eq!(out.len(), n, "output of exactly --output-bytes");
         assert!(out.lines().count() > n / 200, "multi-line");
@@ -288,17 +299,12 @@ fn output_bytes_makes_a_command_output_a_diff_and_structured_returns_of_n_bytes(
             .unwrap()
             .starts_with("journalctl "));
 
-        let jid = g.special_jid("output_diff");
-        let (returns, _, _) = g.job(&jid);
-        assert_eq!(returns.len(), 1);
-        let d = &returns[0];
-        assert_same_shape("big diff", &real_state_docs(), returns.as_slice());
-        check_return_envelope("big diff", d);
-        check_orig_key_present("big diff", d);
+        let (jid, d) = one_special_return(&g, "output_diff", "big diff", &real_state_docs());
+        check_orig_key_present("big diff", &d);
         let real = RealStates::new();
         let mut seen = BTreeSet::new();
         let key = g.specials["output_diff"]["state"].as_str().unwrap();
-        for (k, st) in states(d) {
+        for (k, st) in states(&d) {
             real.check("big diff", k, st, &mut seen);
             let diff = st["changes"].get("diff").and_then(|x| x.as_str());
             if k == key {
@@ -317,13 +323,8 @@ fn output_bytes_makes_a_command_output_a_diff_and_structured_returns_of_n_bytes(
         let real_of = |fun: &str| -> Vec<Value> {
             real.iter().filter(|d| d["fun"] == fun).cloned().collect()
         };
-        let jid = g.special_jid("output_cmd_run_all");
-        let (returns, _, _) = g.job(&jid);
-        assert_eq!(returns.len(), 1);
-        let d = &returns[0];
         let want = real_of("cmd.run_all");
-        assert_same_shape("big cmd.run_all", &want, returns.as_slice());
-        check_return_envelope("big cmd.run_all", d);
+        let (jid, d) = one_special_return(&g, "output_cmd_run_all", "big cmd.run_all", &want);
         let keys = |v: &Value| -> Vec<(String, &'static str)> {
             let o = v.as_object().unwrap();
             o.iter().map(|(k, v)| (k.clone(), ty(v))).collect()
@@ -336,12 +337,12 @@ fn output_bytes_makes_a_command_output_a_diff_and_structured_returns_of_n_bytes(
         assert_eq!(d["data"]["stdout"].as_str().unwrap().len(), n);
         check_publish_docs("big cmd.run_all", &g, &jid);
 
-        let jid = g.special_jid("output_file_find");
-        let (returns, _, _) = g.job(&jid);
-        assert_eq!(returns.len(), 1);
-        let d = &returns[0];
-        assert_same_shape("big file.find", &real_of("file.find"), returns.as_slice());
-        check_return_envelope("big file.find", d);
+        let (jid, d) = one_special_return(
+            &g,
+            "output_file_find",
+            "big file.find",
+            &real_of("file.find"),
+        );
         let paths: Vec<&str> = d["data"]
             .as_array()
             .unwrap()
