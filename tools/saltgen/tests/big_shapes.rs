@@ -184,6 +184,32 @@ fn a_return_with_ten_thousand_states_is_shaped_like_the_real_state_returns() {
         (d["retcode"].as_i64(), d["success"].as_bool()),
         (Some(2), Some(false))
     );
+    // One pkg.installed fails quoting all dpkg printed: the marker names it.
+    let long = &g.specials["states"]["long_comment"];
+    let long_state = &d["data"][long["state"].as_str().unwrap()];
+    let comment = long_state["comment"].as_str().unwrap();
+    assert_eq!(comment.len() as u64, long["bytes"].as_u64().unwrap());
+    assert!(comment.len() > 64 * 1024, "past the page's fold");
+    assert!(comment.starts_with("An error was encountered while installing package(s)"));
+    assert!(comment.ends_with("E: Sub-process /usr/bin/dpkg returned an error code (1)"));
+    assert_eq!(
+        (&long_state["result"], &long_state["__id__"]),
+        (&Value::Bool(false), &long["id"])
+    );
+    let long_comments = sts
+        .iter()
+        .filter(|(_, st)| st["comment"].as_str().unwrap().len() > 1000)
+        .count();
+    assert_eq!(long_comments, 1, "the one long comment");
+    // One cmd.run is named by its inline script, many lines long.
+    let script = &g.specials["states"]["script"];
+    let script_state = &d["data"][script["state"].as_str().unwrap()];
+    let name = script_state["name"].as_str().unwrap();
+    assert!(name.len() > 120 && name.lines().count() > 3, "{name:?}");
+    assert_eq!(
+        (&script_state["name"], &script_state["__id__"]),
+        (&script["name"], &script["id"])
+    );
     check_publish_docs("big state return", &g, &jid);
 }
 

@@ -5,5 +5,5 @@ mod states;
 mod text;
 
 pub use crate::mappings::big_state_index_body;
-pub use states::{write_states, StateRun, BIG_SLS};
-pub use text::{command_output, found_paths, long_diff};
+pub use states::{long_comment, script_state, write_states, StateRun, BIG_SLS};
+pub use text::{command_output, dpkg_failure, found_paths, long_diff};

@@ -2,6 +2,7 @@
 //! into JSON text, state by state: a 10,000-state tree would take several
 //! times the memory of its text, for nothing.
 
+use super::text::dpkg_failure;
 use crate::gen::{mix, Rng};
 use crate::json::{convert_keys, s, write_str, J};
 use crate::obj;
@@ -194,6 +195,51 @@ fn ms(x: f64) -> f64 {
     (x * 1000.0).round() / 1000.0
 }
 
+/// The comment of the one `pkg.installed` in a big return that fails
+/// quoting all dpkg printed: past the page's 64 KB fold.
+pub const LONG_COMMENT_BYTES: usize = 100_000;
+
+/// Which state of a return of `n` states fails with the long comment: the
+/// first `pkg.installed`.
+fn long_comment_at(seed: u64, n: usize) -> Option<usize> {
+    (0..n).find(|&i| Def::new(seed, i, n).kind == Kind::Pkg)
+}
+
+/// Which state of a return of `n` states is a `cmd.run` named by its inline
+/// script, many lines long: the first `cmd.run` that always runs.
+fn script_at(seed: u64, n: usize) -> Option<usize> {
+    (0..n).find(|&i| Def::new(seed, i, n).kind == Kind::Cmd)
+}
+
+/// State `i` of a return of `n` states, the one named by a script included.
+fn def_at(seed: u64, i: usize, n: usize, script_at: Option<usize>) -> Def {
+    let mut d = Def::new(seed, i, n);
+    if script_at == Some(i) {
+        let sls = d.sls;
+        let top = sls.split('.').next().unwrap_or(sls);
+        let leaf = sls.rsplit('.').next().unwrap_or(sls);
+        d.name = format!(
+            "set -eu\ncd /opt/{top}\nfor shard in $(seq 0 63); do\n  ./bin/{leaf}-task --shard \"$shard\" --verify --timeout 600\n  echo \"shard $shard verified\" >> /var/log/{top}/{leaf}-verify.log\ndone\nsystemctl reload {top}\n"
+        );
+    }
+    d
+}
+
+/// The `cmd.run` named by its script, for the marker: (its key as the
+/// returner stores it, its `__id__`, its name).
+pub fn script_state(seed: u64, n: usize) -> Option<(String, String, String)> {
+    let i = script_at(seed, n)?;
+    let d = def_at(seed, i, n, Some(i));
+    Some((d.key().replace('.', "_"), d.id, d.name))
+}
+
+/// The state with the long comment, for the marker: (its key as the
+/// returner stores it, its `__id__`, the comment's bytes).
+pub fn long_comment(seed: u64, n: usize) -> Option<(String, String, usize)> {
+    let d = Def::new(seed, long_comment_at(seed, n)?, n);
+    Some((d.key().replace('.', "_"), d.id, LONG_COMMENT_BYTES))
+}
+
 /// What `write_states` counted.
 pub struct StateRun {
     pub succeeded: i64,
@@ -215,8 +261,9 @@ pub fn write_states(
     // Pass 1: keys only, for the top-level `_orig_key`.
     let mut first_dotted = None;
     let mut last_dotted = None;
+    let script = script_at(seed, n);
     for i in 0..n {
-        let key = Def::new(seed, i, n).key();
+        let key = def_at(seed, i, n, script).key();
         if key.contains('.') {
             first_dotted.get_or_insert(i);
             last_dotted = Some(key);
@@ -227,9 +274,10 @@ pub fn write_states(
     let (mut succeeded, mut failed) = (0i64, 0i64);
     // (id, sls, changed, failed) of the state before
     let mut prev: Option<(String, &str, bool, bool)> = None;
+    let long_at = long_comment_at(seed, n);
     out.push('{');
     for i in 0..n {
-        let d = Def::new(seed, i, n);
+        let d = def_at(seed, i, n, script);
         let mut r = Rng::new(mix(seed ^ 0x5747_4154_4553, i as u64));
         if i > 0 {
             out.push_str(", ");
@@ -243,7 +291,8 @@ pub fn write_states(
         }
         write_str(&d.key().replace('.', "_"), out);
         out.push_str(": ");
-        let (state, result, changed, dur) = state(&d, i, minion, prev.as_ref(), t, &mut r);
+        let long = long_at == Some(i);
+        let (state, result, changed, dur) = state(&d, i, minion, prev.as_ref(), t, long, &mut r);
         convert_keys(state).write(out);
         if result == Some(false) {
             failed += 1;
@@ -268,6 +317,7 @@ fn state(
     minion: &str,
     prev: Option<&(String, &str, bool, bool)>,
     t: i64,
+    long_comment: bool,
     r: &mut Rng,
 ) -> (J, Option<bool>, bool, f64) {
     let start = s(time_of_day(t));
@@ -322,7 +372,13 @@ fn state(
         };
         return (st, Some(true), false, dur);
     }
-    let (result, changes, comment, dur) = body(d, minion, prev_changed, r);
+    let (result, changes, comment, dur) = if long_comment {
+        let (name, _, new) = PKGS[d.pkg];
+        let comment = dpkg_failure(LONG_COMMENT_BYTES, name, new);
+        (Some(false), none(), comment, ms(r.range(8000.0, 40000.0)))
+    } else {
+        body(d, minion, prev_changed, r)
+    };
     let changed = matches!(&changes, J::Obj(c) if !c.is_empty());
     let mut st = if d.kind == Kind::File {
         obj! {

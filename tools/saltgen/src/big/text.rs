@@ -31,6 +31,29 @@ fn exact_text(n: usize, head: &str, mut chunk: impl FnMut(usize) -> String, pad:
     out
 }
 
+/// The comment of a `pkg.installed` that failed in a package's
+/// post-installation script: Salt's words, then all apt and dpkg printed,
+/// exactly `n` bytes.
+pub fn dpkg_failure(n: usize, package: &str, version: &str) -> String {
+    let head = format!(
+        "An error was encountered while installing package(s): Error occurred installing package(s). Additional info follows:\n\nerrors:\n    - Setting up {package} ({version}) ...\n"
+    );
+    let tail = format!(
+        "dpkg: error processing package {package} (--configure):\n installed {package} package post-installation script subprocess returned error exit status 1\nErrors were encountered while processing:\n {package}\nE: Sub-process /usr/bin/dpkg returned an error code (1)"
+    );
+    let body = n.saturating_sub(tail.len());
+    let mut text = exact_text(
+        body,
+        &head,
+        |k| {
+            format!("      {package}.postinst: rebuilding index {k:06}: /var/lib/{package}/index/{k:06}.idx (4096 entries) ok\n")
+        },
+        " ",
+    );
+    text.push_str(&tail);
+    text
+}
+
 /// What `journalctl -u app.service --no-pager -o short-iso-precise --since -24h`
 /// prints on `minion` before `start_us`: exactly `n` bytes, no final newline
 /// (cmd.run strips it).

@@ -196,7 +196,21 @@ impl Plan {
                 o.set("minion", s(&self.fleet.minions[m as usize].id));
             }
             match kind {
-                Special::States => o.set("states", J::Int(cfg.states_per_return as i64)),
+                Special::States => {
+                    o.set("states", J::Int(cfg.states_per_return as i64));
+                    if let Some((key, id, bytes)) =
+                        crate::big::long_comment(job.seed, cfg.states_per_return)
+                    {
+                        let c = obj! {"state" => s(key), "id" => s(id), "bytes" => J::Int(bytes as i64)};
+                        o.set("long_comment", c);
+                    }
+                    if let Some((key, id, name)) =
+                        crate::big::script_state(job.seed, cfg.states_per_return)
+                    {
+                        let c = obj! {"state" => s(key), "id" => s(id), "name" => s(name)};
+                        o.set("script", c);
+                    }
+                }
                 Special::OutputCmdRun | Special::OutputCmdRunAll => {
                     o.set("bytes", J::Int(cfg.output_bytes as i64))
                 }
