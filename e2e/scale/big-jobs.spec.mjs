@@ -1,7 +1,8 @@
 // Jobs of any shape, generated (scripts/generate.sh, prefix GEN_BIG_PREFIX,
 // RETURNS=0, MINIONS=2100 with STATES_PER_RETURN=10000, MINIONS_PER_JOB=2000
 // (a list target of 2,015 names), OUTPUT_BYTES=5000000, which also makes a
-// cmd.run_all and a file.find of 5 MB): each job page opens, shows the right
+// cmd.run_all and a file.find of 5 MB; the 10,000-state return holds a 100 KB
+// comment and a cmd.run named by its script): each job page opens, shows the right
 // totals and Salt's summary lines, draws the first screen at once and the
 // rest as the person scrolls or asks; no answer of the page is over 20 MB;
 // the JS heap stays bounded. Correctness at size, not timings
@@ -92,6 +93,41 @@ test('one return of 10,000 states: the summary at once, the first rows, the rest
   assert.equal(await stateRows(section).count(), 10000);
   assert.ok(await firstRow.evaluate((cell) => cell.isConnected), 'the first state\'s row was drawn again');
   await assertBounded(`10,000 states drawn`, big);
+});
+
+test('a state whose comment quotes 100 KB of dpkg output: folded in its row, "show all (100 KB)" shows all of it', async () => {
+  const big = await bigPage();
+  const { page } = big;
+  const { jid, long_comment: long } = jobs.states;
+  await page.goto(url(`/job/${jid}`));
+  const row = page.getByRole('table', { name: 'States' }).getByRole('row')
+    .filter({ has: page.getByRole('cell', { name: long.id, exact: true }) });
+  const all = row.getByRole('button', { name: `show all (${Math.ceil(long.bytes / 1000)} KB)` });
+  await all.waitFor({ timeout: 60000 });
+  const comment = () => row.locator('pre.comment').evaluate((e) => e.textContent.length);
+  await assertShowsAll(all, comment, long.bytes, 'comment');
+  assert.match(await row.locator('pre.comment').textContent(), /E: Sub-process \/usr\/bin\/dpkg returned an error code \(1\)$/);
+  await assertBounded('10,000 states, the long comment shown whole', big);
+});
+
+test('a cmd.run named by its inline script: its first line in the row, the whole script when opened', async () => {
+  const big = await bigPage();
+  const { page } = big;
+  const { jid, script } = jobs.states;
+  await page.goto(url(`/job/${jid}`));
+  const row = page.getByRole('table', { name: 'States' }).getByRole('row')
+    .filter({ has: page.getByRole('cell', { name: script.id, exact: true }) });
+  const name = row.getByRole('group');
+  await name.waitFor({ timeout: 60000 });
+  const short = `${[...script.name].slice(0, 120).join('')}…`;
+  assert.equal(await name.locator('summary').textContent(), short);
+  // Its last line is past the short line: hidden until opened.
+  const lastLine = name.getByText(script.name.trim().split('\n').at(-1));
+  assert.equal(await lastLine.isVisible(), false, 'closed: the rest of the script hidden');
+  await name.locator('summary').click();
+  await lastLine.waitFor();
+  assert.equal(await name.locator('span').textContent(), script.name);
+  await assertBounded('10,000 states, the script opened', big);
 });
 
 test('a job on 2,000 minions: the totals of all, the minions in pages, no answer over 20 MB', async () => {

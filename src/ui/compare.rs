@@ -17,7 +17,7 @@ use saltscope_core::views;
 
 use super::error::{ErrorPanel, Notes};
 use super::use_view;
-use super::visible::FrameParts;
+use super::visible::{pre_view, FrameParts};
 
 /// Rows of the comparison drawn in one part (a frame).
 const ROWS_PER_PART: usize = 200;
@@ -149,7 +149,7 @@ fn state_cell(run: &StateRun) -> impl IntoView {
         <td>
             <span class=format!("result-{}", run.result.label().to_lowercase())>{run.result.label()}</span>
             {changes}
-            <div class="comment">{run.comment.clone()}</div>
+            {pre_view(&run.comment, "comment")}
         </td>
     }
 }

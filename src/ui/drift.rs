@@ -12,6 +12,7 @@ use saltscope_core::views;
 
 use super::error::{ErrorPanel, Notes};
 use super::use_view;
+use super::visible::line_view;
 
 /// Runs linked per state: the rest are counted.
 const RUN_LINKS: usize = 10;
@@ -95,7 +96,7 @@ fn drift_row(s: &DriftingState) -> impl IntoView {
     let more = s.minions.len().saturating_sub(RUN_LINKS);
     view! {
         <tr>
-            <td>{s.state_id.clone()}<div class="comment">{s.name.clone()}</div></td>
+            <td>{s.state_id.clone()}<div class="comment">{line_view(&s.name)}</div></td>
             <td>{s.function.clone()}</td>
             <td>{s.sls.clone().unwrap_or_default()}</td>
             <td>{s.minions.len()}</td>

@@ -12,6 +12,7 @@ use saltscope_core::views;
 use super::error::{ErrorPanel, Notes};
 use super::scan::{ScanFilterBar, ScanProgressLine, ScanState};
 use super::use_view;
+use super::visible::pre_view;
 
 #[component]
 pub fn FailuresPage() -> impl IntoView {
@@ -69,7 +70,7 @@ fn pattern_row(p: &FailurePattern) -> impl IntoView {
             <td>{p.last_ms.map(utc_millis).unwrap_or_default()}</td>
             <td>
                 <a href=link::job_minion(&example.jid, &example.minion)>{format!("{} on {}", example.state_id, example.minion)}</a>
-                <div class="comment">{example.comment.clone()}</div>
+                {pre_view(&example.comment, "comment")}
             </td>
             <td>{p.jids.iter().map(|j| view! { <a href=link::job(j)>{j.clone()}</a>" " }).collect_view()}</td>
         </tr>

@@ -11,7 +11,7 @@ use saltscope_core::route::StateView;
 use saltscope_core::text::salt_duration;
 
 use super::value::value_tree;
-use super::visible::{show_all, FrameParts};
+use super::visible::{line_view, pre_view, show_all, FrameParts};
 
 /// States to a chunk of the table: the first screen, and what one
 /// animation frame draws as the person scrolls on (50-100 ms here for a
@@ -107,9 +107,9 @@ fn state_row(run: &StateRun, output: StateOutput) -> impl IntoView {
             <tr class=format!("{class} terse")>
                 <td class="run-num">{run_num}</td>
                 <td class="result">{run.result.label()}</td>
-                <td class="state-id">{run.id.clone()}</td>
+                <td class="state-id">{line_view(&run.id)}</td>
                 <td>{run.function.clone()}</td>
-                <td class="state-name">{run.name.clone()}</td>
+                <td class="state-name">{line_view(&run.name)}</td>
                 <td class="terse-result">{terse_result(run)}</td>
                 <td class="duration">{duration}</td>
                 <td></td>
@@ -122,11 +122,11 @@ fn state_row(run: &StateRun, output: StateOutput) -> impl IntoView {
         <tr class=class>
             <td class="run-num">{run_num}</td>
             <td class="result">{run.result.label()}{not_ran.then_some(" (did not run)")}</td>
-            <td class="state-id">{run.id.clone()}</td>
+            <td class="state-id">{line_view(&run.id)}</td>
             <td>{run.function.clone()}</td>
-            <td class="state-name">{run.name.clone()}</td>
-            <td><pre class="comment">{run.comment.clone()}</pre>
-                {(!run.warnings.is_empty()).then(|| view! { <pre class="warnings">{run.warnings.join("\n")}</pre> })}</td>
+            <td class="state-name">{line_view(&run.name)}</td>
+            <td>{pre_view(&run.comment, "comment")}
+                {(!run.warnings.is_empty()).then(|| pre_view(&run.warnings.join("\n"), "warnings"))}</td>
             <td class="duration">{duration}</td>
             <td class="changes">{changes}</td>
         </tr>

@@ -187,6 +187,23 @@ fn abridged(short: Option<String>, whole: String) -> AnyView {
     }
 }
 
+/// A line that may be very long (a `cmd.run` state named by its inline
+/// script): its first 120 characters, the whole when opened.
+pub fn line_view(line: &str) -> AnyView {
+    abridged(short_line(line), line.to_string())
+}
+
+/// Text in a `<pre>` of `class`: folded behind "show all" past 64 KB (a
+/// state's comment quoting a tool's whole output), else as it is, without
+/// the reactive parts a fold needs.
+pub fn pre_view(text: &str, class: &'static str) -> AnyView {
+    if folded_start(text).is_some() {
+        view! { <FoldedText text=std::sync::Arc::from(text) class=class/> }.into_any()
+    } else {
+        view! { <pre class=class>{text.to_string()}</pre> }.into_any()
+    }
+}
+
 /// A job's arguments as the CLI spells them, abridged when long.
 pub fn arguments_view(args: &[String]) -> AnyView {
     let whole = args.join(" ");
