@@ -115,10 +115,29 @@ impl ReturnDoc {
         doc
     }
 
+    /// [`Self::from_hit`] taking the hit: `data` is set aside while the rest
+    /// is read, read where it is and put back, and the document moves into
+    /// `source`: a return of megabytes is never copied whole.
+    pub fn from_owned_hit(mut hit: Value) -> ReturnDoc {
+        let data = hit.pointer_mut("/_source/data").map(Value::take);
+        let mut doc = ReturnDoc::read_hit_with(&hit, data.as_ref());
+        if let (Some(data), Some(at)) = (data, hit.pointer_mut("/_source/data")) {
+            *at = data;
+        }
+        doc.source = hit.get_mut("_source").map_or(Value::Null, Value::take);
+        doc
+    }
+
     /// [`Self::from_hit`] without keeping a copy of the document (`source`
     /// stays null): for the views that read thousands of returns and show
     /// none of them raw.
     pub fn read_hit(hit: &Value) -> ReturnDoc {
+        ReturnDoc::read_hit_with(hit, None)
+    }
+
+    /// [`Self::read_hit`], `data` read from `set_aside` when the hit's own
+    /// was taken out (a null left in its place).
+    fn read_hit_with(hit: &Value, set_aside: Option<&Value>) -> ReturnDoc {
         let text = |name: &str| {
             hit.get(name)
                 .and_then(Value::as_str)
@@ -139,7 +158,7 @@ impl ReturnDoc {
         let unread =
             crate::engine::lenient::hit_notes(hit).map(|n| format!("{n}: shown as raw text"));
         doc.notes.splice(0..0, unread);
-        doc.data = ReturnData::read(&doc.fun, data.as_ref(), &mut doc.notes);
+        doc.data = ReturnData::read(&doc.fun, set_aside.or(data.as_ref()), &mut doc.notes);
         doc
     }
 
@@ -288,6 +307,24 @@ mod tests {
         assert_eq!(doc.outcome(), Outcome::Failed);
         assert_eq!(doc.retcode, Some(3));
         assert!(doc.notes.is_empty(), "{:?}", doc.notes);
+    }
+
+    #[test]
+    fn taking_a_hit_reads_the_same_return_and_keeps_the_whole_document() {
+        let sources = [
+            json!({"minion": "m", "fun": "state.apply", "jid": "1", "success": true,
+                   "data": {"test_|-a_|-a_|-nop": {"result": true, "__run_num__": 0}}}),
+            json!({"minion": "m", "fun": "cmd.run", "jid": "1", "retcode": 0, "data": null}),
+            json!({"minion": "m", "fun": "cmd.run", "jid": "1", "retcode": 0}),
+            json!("not an object"),
+        ];
+        for source in sources {
+            let h = hit(source);
+            assert_eq!(
+                ReturnDoc::from_owned_hit(h.clone()),
+                ReturnDoc::from_hit(&h)
+            );
+        }
     }
 
     #[test]
