@@ -6,7 +6,7 @@
 
 use std::collections::{HashMap, VecDeque};
 
-use serde_json::{json, Value};
+use serde_json::json;
 
 use super::minions::STATE_RUN_FUNCTIONS;
 use super::QueryContext;
@@ -262,10 +262,8 @@ pub fn parse_run(
     answer: SearchAnswer,
     missing: impl FnOnce() -> String,
 ) -> Result<ReturnDoc, EngineError> {
-    let answer: Value = answer?;
-    super::hits(&answer)
-        .first()
-        .map(ReturnDoc::from_hit)
+    super::first_hit(answer?)
+        .map(ReturnDoc::from_owned_hit)
         .ok_or_else(|| EngineError::BadResponse {
             url: None,
             detail: missing(),
@@ -275,6 +273,7 @@ pub fn parse_run(
 #[cfg(test)]
 mod tests {
     use super::*;
+    use serde_json::Value;
 
     fn doc(jid: &str, minion: &str, data: Value) -> ReturnDoc {
         ReturnDoc::from_hit(

@@ -217,10 +217,9 @@ pub fn return_search(index: &str, id: &str) -> SearchRequest {
 }
 
 /// Reads [`return_search`]'s answer: the return, with its data.
-pub fn parse_return(index: &str, id: &str, mut answer: Value) -> Result<ReturnDoc, EngineError> {
-    answer
-        .pointer_mut("/hits/hits/0")
-        .map(|hit| ReturnDoc::from_owned_hit(hit.take()))
+pub fn parse_return(index: &str, id: &str, answer: Value) -> Result<ReturnDoc, EngineError> {
+    super::first_hit(answer)
+        .map(ReturnDoc::from_owned_hit)
         .ok_or_else(|| EngineError::BadResponse {
             url: None,
             detail: format!("the return {index}/{id} is gone from the engine"),

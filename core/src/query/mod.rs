@@ -121,6 +121,12 @@ pub(crate) fn hits(answer: &Value) -> &[Value] {
         .unwrap_or(&[])
 }
 
+/// The first hit, taken out of the answer rather than copied (a return
+/// can be megabytes).
+pub(crate) fn first_hit(mut answer: Value) -> Option<Value> {
+    answer.pointer_mut("/hits/hits/0").map(Value::take)
+}
+
 pub(crate) fn total_hits(answer: &Value) -> Option<u64> {
     answer.pointer("/hits/total").and_then(total_value)
 }
