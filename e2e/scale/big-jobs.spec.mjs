@@ -155,23 +155,25 @@ test('a job on 2,000 minions: the totals of all, the minions in pages, no answer
   await assertBounded(`2,000 minions: ${await sections().count()} sections drawn`, big);
 });
 
-test('the audit trail shows a 2,000-name list target on one line, every name when opened', async () => {
-  const big = await bigPage();
-  const { page } = big;
-  const job = jobs.wide_state_apply;
-  assert.equal(job.tgt_type, 'list', 'the big set is loaded with MINIONS=2100');
-  await page.goto(url('/audit'));
-  const row = page.getByRole('table', { name: 'Audit trail' }).getByRole('row')
-    .filter({ has: page.getByRole('link', { name: job.jid, exact: true }) });
-  const short = `${job.tgt.slice(0, 3).join(',')} … and ${job.tgt.length - 3} more (list)`;
-  await row.getByText(short).waitFor({ timeout: 60000 });
-  // Closed, the row is a line or two, not a screen of names.
-  const height = await row.evaluate((tr) => tr.getBoundingClientRect().height);
-  assert.ok(height < 200, `the row is ${height} px tall`);
-  await row.getByText(short).click();
-  await row.getByText(job.tgt.join(','), { exact: true }).waitFor();
-  await assertBounded('audit trail', big);
-});
+for (const [table, path] of [['Jobs', (jid) => `/?jid=${jid}`], ['Audit trail', () => '/audit']]) {
+  test(`the ${table} table shows a 2,000-name list target on one line, every name when opened`, async () => {
+    const big = await bigPage();
+    const { page } = big;
+    const job = jobs.wide_state_apply;
+    assert.equal(job.tgt_type, 'list', 'the big set is loaded with MINIONS=2100');
+    await page.goto(url(path(job.jid)));
+    const row = page.getByRole('table', { name: table }).getByRole('row')
+      .filter({ has: page.getByRole('link', { name: job.jid, exact: true }) });
+    const short = `${job.tgt.slice(0, 3).join(',')} … and ${job.tgt.length - 3} more (list)`;
+    await row.getByText(short).waitFor({ timeout: 60000 });
+    // Closed, the row is a line or two, not a screen of names.
+    const height = await row.evaluate((tr) => tr.getBoundingClientRect().height);
+    assert.ok(height < 200, `the row is ${height} px tall`);
+    await row.getByText(short).click();
+    await row.getByText(job.tgt.join(','), { exact: true }).waitFor();
+    await assertBounded(`${table} table`, big);
+  });
+}
 
 test('a 5 MB cmd.run output is shown folded, and "show all (5.0 MB)" shows all of it', async () => {
   const big = await bigPage();

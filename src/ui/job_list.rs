@@ -5,7 +5,6 @@ use leptos::prelude::*;
 use leptos_router::hooks::{use_navigate, use_query_map};
 use leptos_router::NavigateOptions;
 use saltscope_core::export::{ExportKind, ViewFilter};
-use saltscope_core::model::with_target_type;
 use saltscope_core::query::filter::{JobFilter, TimeRange};
 use saltscope_core::query::jobs::{Cursor, JobListPage, JobListRequest, JobSummary};
 use saltscope_core::route::{link, param, JobListUrl, Refresh};
@@ -17,6 +16,7 @@ use super::export::ExportPanel;
 use super::filter_bar::{FilterBar, FilterFields, NoisyEditor};
 use super::histogram::HistogramChart;
 use super::prefs::use_prefs;
+use super::visible::{arguments_view, target_view};
 use super::{use_session, use_view};
 
 /// The job list: one row per jid, newest first.
@@ -214,14 +214,11 @@ fn job_row(job: JobSummary, expanded: RwSignal<HashSet<String>>) -> impl IntoVie
         job.functions.join(", ")
     };
     let publish = job.publish.clone().unwrap_or_default();
-    // A list of 2,000 minions would make the row a screen tall; `glob`,
-    // Salt's default, goes unsaid.
+    // A list of 2,000 minions or a pillar of megabytes would make the row a
+    // screen tall: each is a short line that opens. `glob`, Salt's default,
+    // goes unsaid.
     let target_type = publish.target_type.as_deref().filter(|tt| *tt != "glob");
-    let target = publish
-        .short_target()
-        .or(publish.target)
-        .map(|t| with_target_type(&t, target_type))
-        .unwrap_or_default();
+    let target = target_view(publish.target.as_deref(), target_type);
     let missing = job
         .missing()
         .filter(|m| *m > 0)
@@ -236,7 +233,7 @@ fn job_row(job: JobSummary, expanded: RwSignal<HashSet<String>>) -> impl IntoVie
     } else {
         job.succeeded().to_string()
     };
-    let args = publish.args.join(" ");
+    let args = arguments_view(&publish.args);
     let href = link::job(&job.jid);
     let any_missing = !missing.is_empty();
     let jid = job.jid.clone();
