@@ -188,6 +188,20 @@ test('the minions view counts each minion and opens its job history', async () =
   errors.assertNone();
 });
 
+test('a path no view has says so, and the views are a click away', async () => {
+  const { page, errors } = await b.newPage();
+  await page.goto(url('/nowhere/at/all'));
+  await page.getByText('No such page.').waitFor();
+  await page.getByRole('navigation', { name: 'Views' }).getByRole('link', { name: 'Minions' }).click();
+  await page.waitForURL(/\/minions$/);
+  await page.getByRole('link', { name: 'db-02', exact: true }).waitFor();
+  assert.equal(await page.getByText('No such page.').count(), 0);
+  // A trailing slash names the same view.
+  await page.goto(url('/minion/db-02/'));
+  await page.getByRole('heading', { name: 'Minion db-02' }).waitFor();
+  errors.assertNone();
+});
+
 test('the functions view shows failure rates and who is failing now', async () => {
   const { page, errors } = await b.newPage();
   await page.goto(url('/functions?noisy=show'));

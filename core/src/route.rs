@@ -187,6 +187,55 @@ impl StateView {
     }
 }
 
+/// The view a path names: the app's route table. `/job/<jid>`,
+/// `/minion/<id>` and `/function/<fun>` carry their segment as the router's
+/// location gives it; a trailing slash names the same view.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum Page {
+    Jobs,
+    Job(String),
+    Fleet,
+    Compare,
+    Drift,
+    Failures,
+    Sls,
+    Minions,
+    Minion(String),
+    Functions,
+    Function(String),
+    Events,
+    Audit,
+}
+
+impl Page {
+    /// The view at `path`, or `None` where there is none.
+    pub fn from_path(path: &str) -> Option<Page> {
+        let path = path.strip_prefix('/')?;
+        let path = path.strip_suffix('/').unwrap_or(path);
+        let named = |segment: &str| (!segment.is_empty()).then(|| segment.to_string());
+        Some(match path.split_once('/') {
+            None => match path {
+                "" => Page::Jobs,
+                "fleet" => Page::Fleet,
+                "compare" => Page::Compare,
+                "drift" => Page::Drift,
+                "failures" => Page::Failures,
+                "sls" => Page::Sls,
+                "minions" => Page::Minions,
+                "functions" => Page::Functions,
+                "events" => Page::Events,
+                "audit" => Page::Audit,
+                _ => return None,
+            },
+            Some((_, rest)) if rest.contains('/') => return None,
+            Some(("job", jid)) => Page::Job(named(jid)?),
+            Some(("minion", id)) => Page::Minion(named(id)?),
+            Some(("function", fun)) => Page::Function(named(fun)?),
+            Some(_) => return None,
+        })
+    }
+}
+
 /// Links to every view.
 pub mod link {
     use super::*;
@@ -308,6 +357,37 @@ pub mod link {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn every_link_names_its_page_and_other_paths_none() {
+        let filter = JobFilter::default();
+        let cases = [
+            (link::jobs(&JobListUrl::default()), Some(Page::Jobs)),
+            (
+                link::job("20261205033200123456"),
+                Some(Page::Job("20261205033200123456".into())),
+            ),
+            (
+                link::minion("web-01.example.com"),
+                Some(Page::Minion("web-01.example.com".into())),
+            ),
+            (
+                link::function("state.apply", &filter, false, None),
+                Some(Page::Function("state.apply".into())),
+            ),
+            (link::minions(&filter, None), Some(Page::Minions)),
+            (link::functions(&filter), Some(Page::Functions)),
+            ("/fleet/".to_string(), Some(Page::Fleet)),
+            ("/job/".to_string(), None),
+            ("/job/1/2".to_string(), None),
+            ("/nowhere".to_string(), None),
+            ("fleet".to_string(), None),
+        ];
+        for (url, page) in cases {
+            let path = url.split('?').next().unwrap_or_default();
+            assert_eq!(Page::from_path(path), page, "{url}");
+        }
+    }
 
     fn lookup<'a>(pairs: &'a [(&str, String)], name: &str) -> Option<&'a str> {
         pairs

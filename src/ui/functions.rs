@@ -1,5 +1,5 @@
 use leptos::prelude::*;
-use leptos_router::hooks::{use_params_map, use_query_map};
+use leptos_router::hooks::use_query_map;
 use saltscope_core::model::Outcome;
 use saltscope_core::query::filter::JobFilter;
 use saltscope_core::query::functions::FunctionStats;
@@ -67,10 +67,9 @@ fn function_row(f: &FunctionStats, filter: &JobFilter) -> impl IntoView {
 
 /// One function's latest return on every minion: which are failing now.
 #[component]
-pub fn FunctionPage() -> impl IntoView {
-    let params = use_params_map();
+pub fn FunctionPage(fun: String) -> impl IntoView {
     let query = use_query_map();
-    let fun = Memo::new(move |_| params.read().get("fun").unwrap_or_default());
+    let fun = Memo::new(move |_| fun.clone());
     let filter = use_job_filter();
     let after = Memo::new(move |_| query.with(|q| q.get(param::AFTER)));
     let failing_only =

@@ -2,7 +2,7 @@ use std::collections::HashMap;
 use std::sync::Arc;
 
 use leptos::prelude::*;
-use leptos_router::hooks::{use_params_map, use_query_map};
+use leptos_router::hooks::use_query_map;
 use saltscope_core::model::output::StateOutput;
 use saltscope_core::model::{
     is_state_function, Outcome, PublishInfo, PublishSource, ReturnData, ReturnDoc,
@@ -25,10 +25,9 @@ use leptos::task::spawn_local;
 /// One job: the publish data, every minion's return, and who never returned.
 /// Switching the state output redraws the states, not the page.
 #[component]
-pub fn JobPage() -> impl IntoView {
-    let params = use_params_map();
+pub fn JobPage(jid: String) -> impl IntoView {
     let query = use_query_map();
-    let jid = Memo::new(move |_| params.read().get("jid").unwrap_or_default());
+    let jid = Memo::new(move |_| jid.clone());
     let view_as = Memo::new(move |_| query.with(|q| StateView::from_query(|k| q.get_str(k))));
     let detail = use_view(
         "job",

@@ -1,5 +1,5 @@
 use leptos::prelude::*;
-use leptos_router::hooks::{use_params_map, use_query_map};
+use leptos_router::hooks::use_query_map;
 use saltscope_core::model::Outcome;
 use saltscope_core::query::minions::{LatestReturn, MinionSummary};
 use saltscope_core::route::{link, param};
@@ -91,11 +91,9 @@ pub fn latest_cell(l: &LatestReturn) -> impl IntoView {
 
 /// One minion's job history, with the job list's filters.
 #[component]
-pub fn MinionPage() -> impl IntoView {
-    let params = use_params_map();
-    let id = Memo::new(move |_| params.read().get("id").unwrap_or_default());
+pub fn MinionPage(id: String) -> impl IntoView {
     view! {
-        <h1>"Minion " <span class="minion-id">{move || id.get()}</span></h1>
-        {move || view! { <JobList fixed_minion=Some(id.get())/> }}
+        <h1>"Minion " <span class="minion-id">{id.clone()}</span></h1>
+        <JobList fixed_minion=Some(id)/>
     }
 }

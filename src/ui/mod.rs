@@ -32,10 +32,12 @@ use std::sync::Arc;
 
 use leptos::prelude::*;
 use leptos::task::spawn_local;
-use leptos_router::components::{Route, Router, Routes};
-use leptos_router::path;
+use leptos_router::components::Router;
+use leptos_router::hooks::use_location;
+use leptos_router::location::{BrowserUrl, LocationProvider};
 use saltscope_core::engine::{ClientEvent, EngineError};
 use saltscope_core::query::QueryContext;
+use saltscope_core::route::Page;
 use saltscope_core::views::{self, Connection};
 use web_sys::{AbortController, AbortSignal};
 
@@ -316,27 +318,48 @@ pub fn App() -> impl IntoView {
             </header>
             <Activity/>
             <main>
-                <Routes fallback=|| view! { <p class="notice">"No such page."</p> }>
-                    <Route path=path!("/") view=job_list::JobListPage/>
-                    <Route path=path!("/job/:jid") view=job_page::JobPage/>
-                    <Route path=path!("/fleet") view=fleet::FleetPage/>
-                    <Route path=path!("/compare") view=compare::ComparePage/>
-                    <Route path=path!("/drift") view=drift::DriftPage/>
-                    <Route path=path!("/failures") view=failures::FailuresPage/>
-                    <Route path=path!("/sls") view=sls::SlsPage/>
-                    <Route path=path!("/minions") view=minions::MinionsPage/>
-                    <Route path=path!("/minion/:id") view=minions::MinionPage/>
-                    <Route path=path!("/functions") view=functions::FunctionsPage/>
-                    <Route path=path!("/function/:fun") view=functions::FunctionPage/>
-                    <Route path=path!("/events") view=events::EventsPage/>
-                    <Route path=path!("/audit") view=audit::AuditPage/>
-                </Routes>
+                <Pages/>
             </main>
             <footer class="footer">{move || {
                 let host = session.host.get();
                 (!host.is_empty()).then(|| format!("Engine at {host}"))
             }}</footer>
         </Router>
+    }
+}
+
+/// The view the location names (the core's route table, [`Page`]): drawn
+/// anew when the path changes, not when only the query does. One match
+/// instead of the router's `<Routes>`, whose route tuple cost the wasm a
+/// copy of its matching code per route.
+#[component]
+fn Pages() -> impl IntoView {
+    let location = use_location();
+    let page = Memo::new(move |_| Page::from_path(&location.pathname.get()));
+    // The router writes a new path to the address bar only once told the
+    // view is ready (`<Routes>` tells it after its loaders): here, at once.
+    let browser = use_context::<BrowserUrl>();
+    Effect::new(move |_| {
+        location.pathname.track();
+        if let Some(browser) = &browser {
+            browser.ready_to_complete();
+        }
+    });
+    move || match page.get() {
+        Some(Page::Jobs) => view! { <job_list::JobListPage/> }.into_any(),
+        Some(Page::Job(jid)) => view! { <job_page::JobPage jid=jid/> }.into_any(),
+        Some(Page::Fleet) => view! { <fleet::FleetPage/> }.into_any(),
+        Some(Page::Compare) => view! { <compare::ComparePage/> }.into_any(),
+        Some(Page::Drift) => view! { <drift::DriftPage/> }.into_any(),
+        Some(Page::Failures) => view! { <failures::FailuresPage/> }.into_any(),
+        Some(Page::Sls) => view! { <sls::SlsPage/> }.into_any(),
+        Some(Page::Minions) => view! { <minions::MinionsPage/> }.into_any(),
+        Some(Page::Minion(id)) => view! { <minions::MinionPage id=id/> }.into_any(),
+        Some(Page::Functions) => view! { <functions::FunctionsPage/> }.into_any(),
+        Some(Page::Function(fun)) => view! { <functions::FunctionPage fun=fun/> }.into_any(),
+        Some(Page::Events) => view! { <events::EventsPage/> }.into_any(),
+        Some(Page::Audit) => view! { <audit::AuditPage/> }.into_any(),
+        None => view! { <p class="notice">"No such page."</p> }.into_any(),
     }
 }
 
