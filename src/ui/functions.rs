@@ -69,7 +69,8 @@ fn function_row(f: &FunctionStats, filter: &JobFilter) -> impl IntoView {
 #[component]
 pub fn FunctionPage(fun: String) -> impl IntoView {
     let query = use_query_map();
-    let fun = Memo::new(move |_| fun.clone());
+    // A new path draws a new page: the function is fixed for this one.
+    let fun = Signal::stored(fun);
     let filter = use_job_filter();
     let after = Memo::new(move |_| query.with(|q| q.get(param::AFTER)));
     let failing_only =

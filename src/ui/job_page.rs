@@ -27,7 +27,8 @@ use leptos::task::spawn_local;
 #[component]
 pub fn JobPage(jid: String) -> impl IntoView {
     let query = use_query_map();
-    let jid = Memo::new(move |_| jid.clone());
+    // A new path draws a new page: the jid is fixed for this one.
+    let jid = Signal::stored(jid);
     let view_as = Memo::new(move |_| query.with(|q| StateView::from_query(|k| q.get_str(k))));
     let detail = use_view(
         "job",
@@ -48,7 +49,7 @@ pub fn JobPage(jid: String) -> impl IntoView {
 
 /// Links that switch Salt's output modes, kept in the URL.
 #[component]
-fn StateViewPicker(jid: Memo<String>, view_as: Memo<StateView>) -> impl IntoView {
+fn StateViewPicker(jid: Signal<String>, view_as: Memo<StateView>) -> impl IntoView {
     let href = move |v: StateView| link::job_view(&jid.get(), v);
     let current = |on: bool| if on { "mode current" } else { "mode" };
     view! {

@@ -206,8 +206,7 @@ pub fn pre_view(text: &str, class: &'static str) -> AnyView {
 
 /// A job's arguments as the CLI spells them, abridged when long.
 pub fn arguments_view(args: &[String]) -> AnyView {
-    let whole = args.join(" ");
-    abridged(short_line(&whole), whole)
+    line_view(&args.join(" "))
 }
 
 /// A job's target and its type, abridged when long: "web0000,web0001,web0002
