@@ -1,6 +1,7 @@
 // Round-trip budgets, as the browser sees the requests go out and come
-// back: start-up asks the engine at most 2 round trips after config.json
-// (GET / and _field_caps go together), and a page of the job list takes at
+// back: config.json is read while the app downloads, start-up asks the
+// engine at most 2 round trips after it (GET / and _field_caps go
+// together), and a page of the job list takes at
 // most 2 round trips whatever the size (the page, then its details).
 import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
@@ -64,6 +65,23 @@ test('start-up takes one round trip to the engine, and the job list two', async 
   const list = rec.requests.filter((x) => x.url.endsWith('/_msearch'));
   assert.equal(list.length, 2, 'the page and its details');
   assert.ok(rec.waves() <= 3, `1 start-up + 2 job list round trips, not ${rec.waves()}`);
+  errors.assertNone();
+});
+
+test('config.json is read once, while the app downloads, not after it starts', async () => {
+  const { page, errors } = await b.newPage();
+  await page.goto(url('/?noisy=show'));
+  await jobRows(page).first().waitFor();
+  const { configs, wasmEnd } = await page.evaluate(() => {
+    const entries = performance.getEntriesByType('resource');
+    return {
+      configs: entries.filter((e) => new URL(e.name).pathname === '/config.json').map((e) => e.startTime),
+      wasmEnd: entries.find((e) => e.name.endsWith('.wasm')).responseEnd,
+    };
+  });
+  // index.html's preload asks for it; the app's own fetch takes that answer.
+  assert.equal(configs.length, 1, `config.json asked for ${configs.length} times`);
+  assert.ok(configs[0] < wasmEnd, `config.json asked at ${configs[0]} ms, after the app arrived (${wasmEnd} ms)`);
   errors.assertNone();
 });
 
