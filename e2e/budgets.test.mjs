@@ -68,20 +68,50 @@ test('start-up takes one round trip to the engine, and the job list two', async 
   errors.assertNone();
 });
 
-test('config.json is read once, while the app downloads, not after it starts', async () => {
+test('config.json is read once, while the app downloads, and the engine is asked before the page is drawn', async () => {
   const { page, errors } = await b.newPage();
+  // When the app first puts something of its own into <body>.
+  await page.addInitScript(() => {
+    new MutationObserver((mutations, observer) => {
+      const drawn = mutations.some((m) => m.target === document.body
+        && [...m.addedNodes].some((n) => n.nodeType === Node.ELEMENT_NODE && n.tagName !== 'NOSCRIPT'));
+      if (drawn) {
+        window.__drawnAt = performance.now();
+        observer.disconnect();
+      }
+    }).observe(document, { childList: true, subtree: true });
+  });
   await page.goto(url('/?noisy=show'));
   await jobRows(page).first().waitFor();
-  const { configs, wasmEnd } = await page.evaluate(() => {
+  const { configs, wasmEnd, engine, drawn } = await page.evaluate(() => {
     const entries = performance.getEntriesByType('resource');
     return {
       configs: entries.filter((e) => new URL(e.name).pathname === '/config.json').map((e) => e.startTime),
       wasmEnd: entries.find((e) => e.name.endsWith('.wasm')).responseEnd,
+      engine: entries.find((e) => new URL(e.name).pathname.startsWith('/es/'))?.startTime,
+      drawn: window.__drawnAt,
     };
   });
   // index.html's preload asks for it; the app's own fetch takes that answer.
   assert.equal(configs.length, 1, `config.json asked for ${configs.length} times`);
   assert.ok(configs[0] < wasmEnd, `config.json asked at ${configs[0]} ms, after the app arrived (${wasmEnd} ms)`);
+  // The page is drawn once start-up's requests are on their way, not before.
+  assert.ok(engine !== undefined && drawn !== undefined, `engine request at ${engine} ms, page drawn at ${drawn} ms`);
+  assert.ok(engine < drawn, `the engine's first request left at ${engine} ms, after the page was drawn at ${drawn} ms`);
+  errors.assertNone();
+});
+
+test('a config.json slow to answer does not hold the page back: it says it is connecting', async () => {
+  const { page, errors } = await b.newPage();
+  let release;
+  const held = new Promise((resolve) => { release = resolve; });
+  await page.route('**/config.json', async (route) => { await held; await route.continue(); });
+  await page.goto(url('/?noisy=show'));
+  // Drawn while config.json is still unanswered.
+  await page.getByText('connecting…').waitFor();
+  await page.getByRole('search').getByLabel('Minion', { exact: true }).waitFor();
+  release();
+  await jobRows(page).first().waitFor();
   errors.assertNone();
 });
 

@@ -15,6 +15,6 @@ fn main() {
     #[cfg(target_arch = "wasm32")]
     {
         console_error_panic_hook::set_once();
-        leptos::mount::mount_to_body(ui::App);
+        ui::start();
     }
 }

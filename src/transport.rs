@@ -77,15 +77,19 @@ pub async fn within(
 
 /// Resolves after `ms` milliseconds.
 pub async fn sleep(ms: u64) {
-    let wait = Promise::new(&mut |resolve, _| {
+    let _ = JsFuture::from(timer(ms)).await;
+}
+
+/// A promise that resolves after `ms` milliseconds.
+pub fn timer(ms: u64) -> Promise {
+    Promise::new(&mut |resolve, _| {
         if let Some(w) = web_sys::window() {
             let _ = w.set_timeout_with_callback_and_timeout_and_arguments_0(
                 &resolve,
                 ms.min(i32::MAX as u64) as i32,
             );
         }
-    });
-    let _ = JsFuture::from(wait).await;
+    })
 }
 
 /// Aborts its controller when dropped: a request whose future is dropped
