@@ -1,11 +1,12 @@
 // Round-trip budgets, as the browser sees the requests go out and come
 // back: config.json is read while the app downloads, start-up asks the
 // engine at most 2 round trips after it (GET / and _field_caps go
-// together), and a page of the job list takes at
-// most 2 round trips whatever the size (the page, then its details).
+// together), a page of the job list takes at most 2 round trips whatever
+// the size (the page, then its details), and the job page's first output
+// comes with the job.
 import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
-import { openBrowser, url, jobRows } from './harness.mjs';
+import { openBrowser, url, jobRows, readManifest } from './harness.mjs';
 
 let b;
 before(async () => { b = await openBrowser(); });
@@ -112,6 +113,21 @@ test('a config.json slow to answer does not hold the page back: it says it is co
   await page.getByRole('search').getByLabel('Minion', { exact: true }).waitFor();
   release();
   await jobRows(page).first().waitFor();
+  errors.assertNone();
+});
+
+test('the job page brings its first output with the job: a 4-minion job then asks for the other 3', async () => {
+  const { jid, minions } = readManifest().state_apply_multi;
+  const { page, errors } = await b.newPage();
+  await recordEngineRequests(page);
+  await page.goto(url(`/job/${jid}`));
+  for (const minion of minions) {
+    await page.getByRole('region', { name: minion, exact: true }).getByRole('table', { name: 'States' }).waitFor();
+  }
+  const rec = await engineRequests(page);
+  const searches = rec.requests.filter((x) => x.url.endsWith('/_msearch'));
+  assert.equal(searches.length, minions.length, `the job and the other minions' outputs, not ${searches.length} searches`);
+  assert.equal(rec.waves(searches), 2);
   errors.assertNone();
 });
 

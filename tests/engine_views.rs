@@ -32,7 +32,7 @@ fn job_list_page(
 }
 
 fn job_page(engine: &common::TestEngine, jid: &str) -> JobDetail {
-    block_on(views::job(&engine.transport, &engine.ctx(), jid)).expect("job page")
+    block_on(views::job(&engine.transport, &engine.ctx(), jid, true)).expect("job page")
 }
 
 fn returns_by_jid(engine: &common::TestEngine) -> BTreeMap<String, Vec<ReturnDoc>> {
@@ -121,6 +121,28 @@ fn a_multi_minion_state_apply_job_shows_every_minion_with_ordered_states_and_sal
 
     let detail = job_page(&engine, &job.jid);
     assert_eq!(detail.returns.len() as u64, job.returned);
+    // The first minion's output came with the page, read as the page's own
+    // fetch of it reads it.
+    let first = detail.first_output.as_deref().expect("the first output");
+    let fetched = block_on(views::job_return(
+        &engine.transport,
+        &detail.returns[0].index,
+        &detail.returns[0].id,
+    ))
+    .expect("the first return");
+    assert_eq!(*first, fetched);
+    let progress = block_on(views::job(
+        &engine.transport,
+        &engine.ctx(),
+        &job.jid,
+        false,
+    ))
+    .expect("the job followed");
+    assert!(
+        progress.first_output.is_none(),
+        "a follow fetches no output"
+    );
+    assert_eq!(progress.returns, detail.returns);
     let mut outcomes = BTreeSet::new();
     for summary in &detail.returns {
         assert_eq!(

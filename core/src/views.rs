@@ -119,13 +119,16 @@ pub async fn job_list<T: Transport>(
     Ok(page)
 }
 
-/// The job page (`get_jid`) in one round trip.
+/// The job page (`get_jid`) in one round trip; `with_output`: the first
+/// return's data too (the page opening; its live follow has the outputs on
+/// screen already).
 pub async fn job<T: Transport>(
     t: &T,
     ctx: &QueryContext,
     jid: &str,
+    with_output: bool,
 ) -> Result<JobDetail, EngineError> {
-    parse_job(jid, msearch(t, &job_searches(ctx, jid)).await?)
+    parse_job(jid, msearch(t, &job_searches(ctx, jid, with_output)).await?)
 }
 
 /// The job page's further returns, from `after` (a job on thousands of

@@ -33,7 +33,9 @@ pub fn JobPage(jid: String) -> impl IntoView {
     let detail = use_view(
         "job",
         move || jid.get(),
-        |engine, jid| async move { views::job(&engine.transport, &engine.context(None), &jid).await },
+        |engine, jid| async move {
+            views::job(&engine.transport, &engine.context(None), &jid, true).await
+        },
     );
     view! {
         <h1>"Job " <span class="jid">{move || jid.get()}</span></h1>
@@ -92,8 +94,13 @@ fn JobView(job: Arc<JobDetail>, view_as: Memo<StateView>) -> impl IntoView {
     let empty = RwSignal::new(job.is_empty());
     let more = RwSignal::new(job.more.clone());
     let loading_more = RwSignal::new(false);
-    // Each return's data once fetched, by document: the state totals need all.
-    let loaded = RwSignal::new(HashMap::<String, Arc<ReturnDoc>>::new());
+    // Each return's data once fetched, by document: the state totals need
+    // all. The first came with the job.
+    let loaded = RwSignal::new(HashMap::<String, Arc<ReturnDoc>>::from_iter(
+        job.first_output
+            .iter()
+            .map(|doc| (loaded_key(&doc.index, &doc.id), doc.clone())),
+    ));
     let sections = RwSignal::new(SECTIONS_STEP);
     let eager = job.total_returns as usize <= EAGER_MINIONS;
     let session = super::use_session();
@@ -230,7 +237,8 @@ fn follow(
                 let Some(Ok(engine)) = session.startup.get_untracked() else {
                     return;
                 };
-                let answer = views::job(&engine.transport, &engine.context(None), &jid).await;
+                let answer =
+                    views::job(&engine.transport, &engine.context(None), &jid, false).await;
                 if !current() {
                     return;
                 }
@@ -366,27 +374,41 @@ fn ReturnBody(
     view_as: Memo<StateView>,
     loaded: RwSignal<HashMap<String, Arc<ReturnDoc>>>,
 ) -> impl IntoView {
-    let key = format!("{index}/{id}");
+    let key = loaded_key(&index, &id);
+    // Came with the job (or was drawn before): nothing to ask.
+    let known = loaded.with_untracked(|l| l.get(&key).cloned());
     let data = use_view(
         "job-return",
         move || (),
         move |engine, ()| {
-            let (index, id) = (index.clone(), id.clone());
-            async move { views::job_return(&engine.transport, &index, &id).await }
+            let (index, id, known) = (index.clone(), id.clone(), known.clone());
+            async move {
+                match known {
+                    Some(ret) => Ok(ret),
+                    None => views::job_return(&engine.transport, &index, &id)
+                        .await
+                        .map(Arc::new),
+                }
+            }
         },
     );
     Effect::new(move |_| {
         if let Some(doc) = data.ok() {
             loaded.update(|l| {
-                l.insert(key.clone(), doc);
+                l.insert(key.clone(), Arc::clone(&doc));
             });
         }
     });
     move || match (data.error(), data.ok()) {
         (Some(e), _) => view! { <ErrorPanel error=e retry=data.retry()/> }.into_any(),
         (_, None) => view! { <p class="loading">"Loading the output…"</p> }.into_any(),
-        (_, Some(ret)) => return_body(ret, view_as).into_any(),
+        (_, Some(ret)) => return_body(Arc::clone(&ret), view_as).into_any(),
     }
+}
+
+/// A return's place in the job page's `loaded`.
+fn loaded_key(index: &str, id: &str) -> String {
+    format!("{index}/{id}")
 }
 
 fn return_body(ret: Arc<ReturnDoc>, view_as: Memo<StateView>) -> impl IntoView {

@@ -5,6 +5,7 @@
 use serde_json::json;
 
 use std::collections::HashSet;
+use std::sync::Arc;
 
 use serde_json::Value;
 
@@ -80,6 +81,9 @@ pub struct JobDetail {
     /// The job's events in time order.
     pub timeline: JobTimeline,
     pub notes: Vec<String>,
+    /// The first return (by minion id) with its data, when asked for: the
+    /// page's first output without a round trip of its own.
+    pub first_output: Option<Arc<ReturnDoc>>,
 }
 
 /// The sort values of a page's last return (minion, index): the next page
@@ -171,8 +175,9 @@ pub fn states_total<'a>(
 
 crate::search_bundle! {
     /// The job page's one round trip: its returns, its publish event, its
-    /// events (who answered the master, and when), its job-cache load.
-    pub struct JobSearches => JobAnswers { returns, publish_event, job_events, job_cache }
+    /// events (who answered the master, and when), its job-cache load, and
+    /// the first return's data.
+    pub struct JobSearches => JobAnswers { returns, publish_event, job_events, job_cache, first_output }
 }
 
 /// A page of the job's returns without their data, from `after`; the first
@@ -208,6 +213,19 @@ pub fn returns_search(
     SearchRequest::new(&config.index_pattern, body)
 }
 
+/// The first return of [`returns_search`]'s order, with its data: one
+/// return's output, as large as [`return_search`] would fetch it (none
+/// with `with_output` false).
+fn first_output_search(ctx: &QueryContext, jid: &str, with_output: bool) -> SearchRequest {
+    let SearchRequest { index, mut body } = returns_search(ctx, jid, None);
+    let body = json!({
+        "size": u8::from(with_output),
+        "query": body["query"].take(),
+        "sort": body["sort"].take()
+    });
+    SearchRequest { index, body }
+}
+
 /// One return with its data, by where it is (`_index`, `_id`).
 pub fn return_search(index: &str, id: &str) -> SearchRequest {
     SearchRequest::new(
@@ -241,10 +259,13 @@ pub fn parse_returns(answer: &Value) -> ReturnsPage {
     ReturnsPage { returns, more }
 }
 
-pub fn job_searches(ctx: &QueryContext, jid: &str) -> JobSearches {
+/// The job page's searches; `with_output`: the first return's data too (the
+/// page opening, not its live follow, whose outputs are on screen).
+pub fn job_searches(ctx: &QueryContext, jid: &str, with_output: bool) -> JobSearches {
     let (config, fields) = (&ctx.config, &ctx.fields);
     JobSearches {
         returns: returns_search(ctx, jid, None),
+        first_output: first_output_search(ctx, jid, with_output),
         publish_event: SearchRequest::new(
             &config.event_index_pattern,
             json!({"size": 1, "query": {"term": {fields.tag.clone(): format!("salt/job/{jid}/new")}}}),
@@ -270,6 +291,12 @@ pub fn job_searches(ctx: &QueryContext, jid: &str) -> JobSearches {
 /// error; the publish lookups failing leave a note.
 pub fn parse_job(jid: &str, answers: JobAnswers) -> Result<JobDetail, EngineError> {
     let returns_answer = answers.returns?;
+    // Not there (or not asked for): the page fetches it as any other.
+    let first_output = answers
+        .first_output
+        .ok()
+        .and_then(super::first_hit)
+        .map(|hit| Arc::new(ReturnDoc::from_owned_hit(hit)));
     let mut notes = Vec::new();
     let publish_answer = soft(answers.publish_event, "publish event", &mut notes);
     let events_answer = soft(answers.job_events, "job events", &mut notes);
@@ -375,6 +402,7 @@ pub fn parse_job(jid: &str, answers: JobAnswers) -> Result<JobDetail, EngineErro
         missing,
         timeline,
         notes,
+        first_output,
     })
 }
 

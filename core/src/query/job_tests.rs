@@ -18,6 +18,7 @@ fn answers_with(returns: Result<Value, EngineError>) -> JobAnswers {
         publish_event: none(),
         job_events: none(),
         job_cache: none(),
+        first_output: none(),
     }
 }
 
@@ -95,7 +96,7 @@ fn a_job_whose_return_events_were_rejected_says_why_the_timeline_is_short() {
 
 #[test]
 fn the_job_searches_filter_on_the_jid_and_ask_for_every_return() {
-    let s = job_searches(&QueryContext::at(0), "7");
+    let s = job_searches(&QueryContext::at(0), "7", true);
     assert_eq!(
         s.returns.body["query"]["bool"]["filter"][1]["term"]["jid.keyword"],
         "7"
@@ -110,6 +111,50 @@ fn the_job_searches_filter_on_the_jid_and_ask_for_every_return() {
         "salt/job/7/"
     );
     assert_eq!(s.job_cache.index, "salt-master-job-cache");
+    // The first return in the page's order, whole: the first output.
+    assert_eq!(s.first_output.body["size"], 1);
+    assert_eq!(s.first_output.body["query"], s.returns.body["query"]);
+    assert_eq!(s.first_output.body["sort"], s.returns.body["sort"]);
+    for key in ["_source", "aggs", "track_total_hits"] {
+        assert!(s.first_output.body.get(key).is_none(), "{key}");
+    }
+    // Following the job, the outputs on screen are not fetched again.
+    let again = job_searches(&QueryContext::at(0), "7", false);
+    assert_eq!(again.first_output.body["size"], 0);
+}
+
+#[test]
+fn the_first_output_comes_with_the_job_and_its_absence_costs_nothing() {
+    let page = json!({"hits": {"total": {"value": 2}, "hits": [ret("a", true), ret("b", false)]}});
+    let answers = JobAnswers {
+        first_output: Ok(json!({"hits": {"hits": [ret("a", true)]}})),
+        ..answers_with(Ok(page.clone()))
+    };
+    let job = parse_job("7", answers).unwrap();
+    let first = job.first_output.expect("the first output");
+    assert_eq!((first.minion.as_str(), first.id.as_str()), ("a", "a"));
+    assert!(
+        matches!(first.data, ReturnData::States(_)),
+        "{:?}",
+        first.data
+    );
+    assert!(job.returns.iter().all(|r| r.data == ReturnData::Unread));
+    // A failed or empty search: no output, no note, the page as before.
+    for missing in [
+        Err(EngineError::BadResponse {
+            url: None,
+            detail: "gone".into(),
+        }),
+        Ok(json!({"hits": {"hits": []}})),
+    ] {
+        let answers = JobAnswers {
+            first_output: missing,
+            ..answers_with(Ok(page.clone()))
+        };
+        let job = parse_job("7", answers).unwrap();
+        assert!(job.first_output.is_none());
+        assert!(job.notes.is_empty(), "{:?}", job.notes);
+    }
 }
 
 #[test]
@@ -132,6 +177,7 @@ fn targeted_minions_without_returns_are_listed_as_missing_with_why() {
             kind: Some("index_not_found_exception".into()),
             reason: "no such index".into(),
         }),
+        first_output: Ok(json!({"hits": {"hits": []}})),
     };
     let job = parse_job("7", answers).unwrap();
     let minions: Vec<_> = job.returns.iter().map(|r| r.minion.as_str()).collect();

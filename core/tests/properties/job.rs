@@ -56,7 +56,7 @@ fn a_minion_whose_return_is_nested_200_levels_deep_leaves_the_others_of_its_job_
         ret(minions[2], states()),
     ];
     let reply = job_reply(&returns, &minions);
-    let answers = read_msearch(&job_searches(&QueryContext::at(0), JID), &reply)
+    let answers = read_msearch(&job_searches(&QueryContext::at(0), JID, true), &reply)
         .expect("the reply itself reads");
     let job = parse_job(JID, answers).expect("the job page shows");
     let shown: Vec<&str> = job.returns.iter().map(|r| r.minion.as_str()).collect();
@@ -123,7 +123,7 @@ proptest! {
             .map(|(i, m)| ret(m, if i == which { nest(depth, leaf.clone(), objects) } else { states() }))
             .collect();
         let reply = job_reply(&returns, &minions);
-        let answers = read_msearch(&job_searches(&QueryContext::at(0), JID), &reply)
+        let answers = read_msearch(&job_searches(&QueryContext::at(0), JID, true), &reply)
             .expect("the reply itself reads");
         let job = parse_job(JID, answers).expect("the job page shows");
         let shown: Vec<&str> = job.returns.iter().map(|r| r.minion.as_str()).collect();
