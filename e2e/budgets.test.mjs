@@ -71,6 +71,7 @@ test('start-up takes one round trip to the engine, and the job list two', async 
 
 test('config.json is read once, while the app downloads, and the engine is asked before the page is drawn', async () => {
   const { page, errors } = await b.newPage();
+  await recordEngineRequests(page);
   // When the app first puts something of its own into <body>.
   await page.addInitScript(() => {
     new MutationObserver((mutations, observer) => {
@@ -84,15 +85,15 @@ test('config.json is read once, while the app downloads, and the engine is asked
   });
   await page.goto(url('/?noisy=show'));
   await jobRows(page).first().waitFor();
-  const { configs, wasmEnd, engine, drawn } = await page.evaluate(() => {
+  const { configs, wasmEnd, drawn } = await page.evaluate(() => {
     const entries = performance.getEntriesByType('resource');
     return {
       configs: entries.filter((e) => new URL(e.name).pathname === '/config.json').map((e) => e.startTime),
       wasmEnd: entries.find((e) => e.name.endsWith('.wasm')).responseEnd,
-      engine: entries.find((e) => new URL(e.name).pathname.startsWith('/es/'))?.startTime,
       drawn: window.__drawnAt,
     };
   });
+  const engine = (await engineRequests(page)).requests[0]?.sent;
   // index.html's preload asks for it; the app's own fetch takes that answer.
   assert.equal(configs.length, 1, `config.json asked for ${configs.length} times`);
   assert.ok(configs[0] < wasmEnd, `config.json asked at ${configs[0]} ms, after the app arrived (${wasmEnd} ms)`);
