@@ -40,7 +40,7 @@ pub fn JobPage(jid: String) -> impl IntoView {
     view! {
         <h1>"Job " <span class="jid">{move || jid.get()}</span></h1>
         <StateViewPicker jid=jid view_as=view_as/>
-        {move || match (detail.answer.with(Option::is_none), detail.error(), detail.ok()) {
+        {move || match (detail.pending(), detail.error(), detail.ok()) {
             (true, _, _) => view! { <p class="loading">"Loading job…"</p> }.into_any(),
             (_, Some(e), _) => view! { <ErrorPanel error=e retry=detail.retry()/> }.into_any(),
             (_, _, Some(job)) => view! { <JobView job=job view_as=view_as/> }.into_any(),

@@ -26,7 +26,9 @@ mod timeline;
 mod value;
 mod visible;
 
+use std::any::Any;
 use std::future::Future;
+use std::marker::PhantomData;
 use std::rc::Rc;
 use std::sync::Arc;
 
@@ -190,9 +192,9 @@ impl Session {
 /// A view's answer, and whether a newer one is on its way (the last answer
 /// stays on screen meanwhile: an auto-refresh never blanks the page).
 pub struct ViewData<T: Send + Sync + 'static> {
-    pub answer: RwSignal<Option<Result<Arc<T>, EngineError>>>,
+    asking: Asking,
     pub loading: RwSignal<bool>,
-    again: RwSignal<u32>,
+    of: PhantomData<fn() -> T>,
 }
 
 impl<T: Send + Sync + 'static> Clone for ViewData<T> {
@@ -203,21 +205,100 @@ impl<T: Send + Sync + 'static> Clone for ViewData<T> {
 impl<T: Send + Sync + 'static> Copy for ViewData<T> {}
 
 impl<T: Send + Sync + 'static> ViewData<T> {
+    /// Whether no answer has come yet.
+    pub fn pending(&self) -> bool {
+        self.asking.answer.with(Option::is_none)
+    }
+
     /// The answer when it is not an error.
     pub fn ok(&self) -> Option<Arc<T>> {
-        self.answer
+        self.asking
+            .answer
             .with(|a| a.as_ref().and_then(|r| r.as_ref().ok().cloned()))
+            .and_then(|a| a.downcast().ok())
     }
 
     pub fn error(&self) -> Option<EngineError> {
-        self.answer
+        self.asking
+            .answer
             .with(|a| a.as_ref().and_then(|r| r.as_ref().err().cloned()))
     }
 
     /// Asks again (the Retry button).
     pub fn retry(&self) -> Callback<()> {
-        let again = self.again;
+        let again = self.asking.again;
         Callback::new(move |()| again.update(|n| *n += 1))
+    }
+}
+
+/// A view's answer, whatever its type.
+type Answer = Arc<dyn Any + Send + Sync>;
+
+/// What asking the engine for a view does, whatever the view: one copy in
+/// the wasm, where it was one per view (13) when it lived in [`use_view`],
+/// each with the reactive machinery of its own answer type.
+#[derive(Clone, Copy)]
+struct Asking {
+    session: Session,
+    answer: RwSignal<Option<Result<Answer, EngineError>>>,
+    loading: RwSignal<bool>,
+    again: RwSignal<u32>,
+    current: StoredValue<Option<AbortController>, LocalStorage>,
+}
+
+impl Asking {
+    fn new() -> Asking {
+        Asking {
+            session: use_session(),
+            answer: RwSignal::new(None),
+            loading: RwSignal::new(true),
+            again: RwSignal::new(0),
+            current: StoredValue::new_local(None),
+        }
+    }
+
+    /// Aborts the request before; once connected, the engine to ask, scoped
+    /// to a new abort signal. Tracks the Retry button and the connection.
+    fn begin(self) -> Option<(Engine, Option<AbortSignal>)> {
+        self.again.track();
+        let engine = self.session.startup.get();
+        self.abort();
+        let engine = match engine? {
+            Err(e) => {
+                self.answer.set(Some(Err(e)));
+                self.loading.set(false);
+                return None;
+            }
+            Ok(engine) => engine,
+        };
+        let controller = AbortController::new().ok();
+        let signal = controller.as_ref().map(AbortController::signal);
+        self.current.set_value(controller);
+        self.loading.set(true);
+        Some((engine.scoped(signal.clone()), signal))
+    }
+
+    /// Shows the answer, unless a newer request or the view's end aborted it.
+    fn finish(
+        self,
+        name: &'static str,
+        signal: Option<AbortSignal>,
+        answer: Result<Answer, EngineError>,
+    ) {
+        if signal.as_ref().is_some_and(AbortSignal::aborted) {
+            return; // superseded, or the view is gone
+        }
+        self.session.activity.try_set(None);
+        mark(&format!("saltscope:answered:{name}"));
+        self.answer.try_set(Some(answer));
+        self.loading.try_set(false);
+        mark_painted(name);
+    }
+
+    fn abort(self) {
+        if let Some(c) = self.current.try_update_value(Option::take).flatten() {
+            c.abort();
+        }
     }
 }
 
@@ -237,52 +318,25 @@ where
     T: Send + Sync + 'static,
     Fut: Future<Output = Result<T, EngineError>> + 'static,
 {
-    let session = use_session();
-    let data = ViewData {
-        answer: RwSignal::new(None),
-        loading: RwSignal::new(true),
-        again: RwSignal::new(0),
-    };
-    let current = StoredValue::new_local(None::<AbortController>);
-    let abort_current = move || {
-        if let Some(c) = current.try_update_value(Option::take).flatten() {
-            c.abort();
-        }
-    };
+    let asking = Asking::new();
     let ask = Rc::new(ask);
     Effect::new(move |_| {
-        data.again.track();
         let input = input();
-        let engine = session.startup.get();
-        abort_current();
-        let engine = match engine {
-            None => return,
-            Some(Err(e)) => {
-                data.answer.set(Some(Err(e)));
-                data.loading.set(false);
-                return;
-            }
-            Some(Ok(engine)) => engine,
+        let Some((engine, signal)) = asking.begin() else {
+            return;
         };
-        let controller = AbortController::new().ok();
-        let signal = controller.as_ref().map(AbortController::signal);
-        current.set_value(controller);
-        data.loading.set(true);
         let ask = ask.clone();
         spawn_local(async move {
-            let result = ask(engine.scoped(signal.clone()), input).await;
-            if signal.as_ref().is_some_and(AbortSignal::aborted) {
-                return; // superseded, or the view is gone
-            }
-            session.activity.try_set(None);
-            mark(&format!("saltscope:answered:{name}"));
-            data.answer.try_set(Some(result.map(Arc::new)));
-            data.loading.try_set(false);
-            mark_painted(name);
+            let answer = ask(engine, input).await;
+            asking.finish(name, signal, answer.map(|t| Arc::new(t) as Answer));
         });
     });
-    on_cleanup(abort_current);
-    data
+    on_cleanup(move || asking.abort());
+    ViewData {
+        asking,
+        loading: asking.loading,
+        of: PhantomData,
+    }
 }
 
 /// `performance.mark("saltscope:painted:<view>")` at the next animation
