@@ -180,8 +180,11 @@ fn read_by_hit<S: DeserializeOwned>(answer: &[u8]) -> Option<Answer<S>> {
     })
 }
 
+// Every parse here reads bytes (`from_slice`), as the page's does: the
+// hit's parser is then the page's own copy in the wasm, not one per way
+// of reading (bytes, text, a `Value`).
 fn read_one<S: DeserializeOwned>(raw: &RawValue) -> Hit<S> {
-    if let Ok(hit) = serde_json::from_str(raw.get()) {
+    if let Ok(hit) = serde_json::from_slice(raw.get().as_bytes()) {
         return hit;
     }
     let hit = lenient::read_hit(raw);
@@ -192,7 +195,7 @@ fn read_one<S: DeserializeOwned>(raw: &RawValue) -> Hit<S> {
     if !hit.is_object() {
         notes.push("the hit is not an object".into());
     }
-    let source = hit.get("_source").and_then(|s| match S::deserialize(s) {
+    let source = hit.get("_source").and_then(|s| match from_value_bytes::<S>(s) {
         Ok(source) => Some(source),
         Err(e) => {
             notes.push(format!("its `_source` could not be read ({e})"));
@@ -211,6 +214,11 @@ fn read_one<S: DeserializeOwned>(raw: &RawValue) -> Hit<S> {
             .and_then(|f| serde_json::value::to_raw_value(f).ok()),
         notes,
     }
+}
+
+/// `S` from a `Value`, through its bytes: see [`read_one`].
+fn from_value_bytes<S: DeserializeOwned>(value: &Value) -> serde_json::Result<S> {
+    serde_json::from_slice(&serde_json::to_vec(value)?)
 }
 
 /// The last hit's sort values, read off the end of a search answer
