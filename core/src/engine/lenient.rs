@@ -31,25 +31,26 @@ fn why(e: &serde_json::Error) -> String {
 }
 
 fn object(raw: &str) -> Option<BTreeMap<String, &RawValue>> {
-    serde_json::from_str(raw).ok()
+    serde_json::from_slice(raw.as_bytes()).ok()
 }
 
 /// One search's answer: whole when serde_json reads it, else its hits one
 /// by one ([`read_hit`]). Any other part that cannot be read (an
 /// aggregation nested too deep) fails the answer with `whole`'s error.
 pub(crate) fn read_answer(raw: &str) -> Result<Value, serde_json::Error> {
-    let whole = match serde_json::from_str::<Value>(raw) {
+    let whole = match serde_json::from_slice::<Value>(raw.as_bytes()) {
         Ok(v) => return Ok(v),
         Err(e) => e,
     };
     let by_hit = || -> Option<Value> {
         let mut top = object(raw)?;
         let mut block = object(top.remove("hits")?.get())?;
-        let hits: Vec<&RawValue> = serde_json::from_str(block.remove("hits")?.get()).ok()?;
+        let hits: Vec<&RawValue> =
+            serde_json::from_slice(block.remove("hits")?.get().as_bytes()).ok()?;
         let read = |parts: BTreeMap<String, &RawValue>| -> Option<Map<String, Value>> {
             parts
                 .into_iter()
-                .map(|(k, v)| Some((k, serde_json::from_str(v.get()).ok()?)))
+                .map(|(k, v)| Some((k, serde_json::from_slice(v.get().as_bytes()).ok()?)))
                 .collect()
         };
         let mut block = read(block)?;
@@ -68,7 +69,7 @@ pub(crate) fn read_answer(raw: &str) -> Result<Value, serde_json::Error> {
 /// field of `_source` that cannot be read as its raw JSON text, with a note
 /// in [`HIT_NOTES`]. A hit that is not an object is its raw text.
 pub(crate) fn read_hit(raw: &RawValue) -> Value {
-    if let Ok(hit) = serde_json::from_str(raw.get()) {
+    if let Ok(hit) = serde_json::from_slice(raw.get().as_bytes()) {
         return hit;
     }
     let Some(fields) = object(raw.get()) else {
@@ -94,7 +95,7 @@ pub(crate) fn read_hit(raw: &RawValue) -> Value {
 }
 
 fn read_source(raw: &RawValue, notes: &mut Vec<String>) -> Value {
-    if let Ok(source) = serde_json::from_str(raw.get()) {
+    if let Ok(source) = serde_json::from_slice(raw.get().as_bytes()) {
         return source;
     }
     let Some(fields) = object(raw.get()) else {
@@ -112,7 +113,7 @@ fn read_source(raw: &RawValue, notes: &mut Vec<String>) -> Value {
 }
 
 fn as_text_if_unread(what: &str, raw: &RawValue, notes: &mut Vec<String>) -> Value {
-    serde_json::from_str(raw.get()).unwrap_or_else(|e| {
+    serde_json::from_slice(raw.get().as_bytes()).unwrap_or_else(|e| {
         notes.push(format!("{what} {}", why(&e)));
         Value::String(raw.get().to_string())
     })

@@ -121,7 +121,7 @@ pub fn read_hits_page<S: DeserializeOwned>(
         let sort = hits
             .last()
             .and_then(|h| h.sort.as_ref())
-            .and_then(|s| serde_json::from_str::<Vec<Value>>(s.get()).ok())
+            .and_then(|s| serde_json::from_slice::<Vec<Value>>(s.get().as_bytes()).ok())
             .ok_or_else(|| bad("the last hit has no sort values to continue from".into()))?;
         Some(sort)
     } else {
@@ -195,13 +195,15 @@ fn read_one<S: DeserializeOwned>(raw: &RawValue) -> Hit<S> {
     if !hit.is_object() {
         notes.push("the hit is not an object".into());
     }
-    let source = hit.get("_source").and_then(|s| match from_value_bytes::<S>(s) {
-        Ok(source) => Some(source),
-        Err(e) => {
-            notes.push(format!("its `_source` could not be read ({e})"));
-            None
-        }
-    });
+    let source = hit
+        .get("_source")
+        .and_then(|s| match from_value_bytes::<S>(s) {
+            Ok(source) => Some(source),
+            Err(e) => {
+                notes.push(format!("its `_source` could not be read ({e})"));
+                None
+            }
+        });
     Hit {
         index: text("_index").unwrap_or_default(),
         id: text("_id").unwrap_or_default(),

@@ -143,7 +143,7 @@ impl DocValueNames {
     /// A hit's `fields` (`{"name": [value, …], …}`) into slots, the first
     /// value of each: no map of names is built per hit.
     fn read(&self, raw: &str) -> [Option<Value>; FIELD_COUNT] {
-        let mut de = serde_json::Deserializer::from_str(raw);
+        let mut de = serde_json::Deserializer::from_slice(raw.as_bytes());
         Slots(self)
             .deserialize(&mut de)
             .unwrap_or_else(|_| self.read_any(raw))
@@ -152,7 +152,8 @@ impl DocValueNames {
     /// The same from `fields` of another shape (a bare value where a list
     /// was expected): slower, never done for what the engines send.
     fn read_any(&self, raw: &str) -> [Option<Value>; FIELD_COUNT] {
-        let map: serde_json::Map<String, Value> = serde_json::from_str(raw).unwrap_or_default();
+        let map: serde_json::Map<String, Value> =
+            serde_json::from_slice(raw.as_bytes()).unwrap_or_default();
         std::array::from_fn(|i| match map.get(&self.0[i]) {
             Some(Value::Array(items)) => items.first().cloned(),
             other => other.cloned(),
