@@ -27,6 +27,17 @@ pub fn sort<T: Ord>(items: &mut [T]) {
     sort_by(items, T::cmp);
 }
 
+/// Collects into an ordered collection (`BTreeMap`, `BTreeSet`, serde_json's
+/// `Map`) one insert at a time. `collect()` into one sorts the items first,
+/// with a copy of the standard library's stable sort per item type (~3 KB
+/// of wasm each); inserting keeps the same result: ordered, the last of
+/// equal keys winning.
+pub fn collect_ordered<C: Default + Extend<T>, T>(items: impl IntoIterator<Item = T>) -> C {
+    let mut ordered = C::default();
+    ordered.extend(items);
+    ordered
+}
+
 /// The positions `0..len` in the order `compare` puts them.
 #[inline(never)]
 fn sorted_indices(len: usize, compare: &dyn Fn(usize, usize) -> Ordering) -> Vec<usize> {
@@ -103,5 +114,20 @@ mod tests {
         let mut names: Vec<String> = ["web-02", "db-01", "web-01"].map(String::from).to_vec();
         sort_by(&mut names, |a, b| b.cmp(a));
         assert_eq!(names, ["web-02", "web-01", "db-01"]);
+    }
+
+    #[test]
+    fn collects_ordered_as_collect_does_the_last_of_equal_keys_winning() {
+        let pairs = [("web", 1), ("db", 2), ("web", 3), ("cache", 4)];
+        let ours: std::collections::BTreeMap<&str, i32> = collect_ordered(pairs);
+        let std: std::collections::BTreeMap<&str, i32> = pairs.into_iter().collect();
+        assert_eq!(ours, std);
+        assert_eq!(
+            ours.into_iter().collect::<Vec<_>>(),
+            [("cache", 4), ("db", 2), ("web", 3)]
+        );
+        let map: serde_json::Map<String, serde_json::Value> =
+            collect_ordered([("b".to_string(), 1.into()), ("a".to_string(), 2.into())]);
+        assert_eq!(map.keys().collect::<Vec<_>>(), ["a", "b"]);
     }
 }

@@ -15,6 +15,8 @@ use std::collections::BTreeMap;
 use serde_json::value::RawValue;
 use serde_json::{Map, Value};
 
+use crate::sort;
+
 /// A field the core adds to a hit read this way (no engine sends it): what
 /// could not be read (`field `data` is nested deeper than 128 levels`),
 /// each now its raw JSON text, for the reader of the document.
@@ -47,11 +49,13 @@ pub(crate) fn read_answer(raw: &str) -> Result<Value, serde_json::Error> {
         let mut block = object(top.remove("hits")?.get())?;
         let hits: Vec<&RawValue> =
             serde_json::from_slice(block.remove("hits")?.get().as_bytes()).ok()?;
+        // Inserted one by one: see `sort::collect_ordered`.
         let read = |parts: BTreeMap<String, &RawValue>| -> Option<Map<String, Value>> {
-            parts
-                .into_iter()
-                .map(|(k, v)| Some((k, serde_json::from_slice(v.get().as_bytes()).ok()?)))
-                .collect()
+            let mut read = Map::new();
+            for (k, v) in parts {
+                read.insert(k, serde_json::from_slice(v.get().as_bytes()).ok()?);
+            }
+            Some(read)
         };
         let mut block = read(block)?;
         block.insert(
@@ -101,15 +105,12 @@ fn read_source(raw: &RawValue, notes: &mut Vec<String>) -> Value {
     let Some(fields) = object(raw.get()) else {
         return as_text_if_unread("the hit's `_source`", raw, notes);
     };
-    Value::Object(
-        fields
-            .into_iter()
-            .map(|(name, value)| {
-                let read = as_text_if_unread(&format!("field `{name}`"), value, notes);
-                (name, read)
-            })
-            .collect(),
-    )
+    Value::Object(sort::collect_ordered(fields.into_iter().map(
+        |(name, value)| {
+            let read = as_text_if_unread(&format!("field `{name}`"), value, notes);
+            (name, read)
+        },
+    )))
 }
 
 fn as_text_if_unread(what: &str, raw: &RawValue, notes: &mut Vec<String>) -> Value {

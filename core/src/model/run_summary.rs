@@ -52,7 +52,8 @@ impl RunSummary {
             return summary;
         };
         summary.states = Some(HighstateSummary::of(&states.runs));
-        let sls: BTreeSet<&String> = states.runs.iter().filter_map(|r| r.sls.as_ref()).collect();
+        let sls: BTreeSet<&String> =
+            sort::collect_ordered(states.runs.iter().filter_map(|r| r.sls.as_ref()));
         summary.sls = sls.into_iter().cloned().collect();
         for run in states.runs.iter().filter(|r| r.changed()) {
             let Some(Value::Object(state)) = data.get(&run.key) else {
@@ -133,12 +134,9 @@ fn changed_state(state: &Map<String, Value>) -> Value {
         }
     }
     let changes = match state.get("changes") {
-        Some(Value::Object(changes)) => Value::Object(
-            changes
-                .keys()
-                .map(|k| (k.clone(), Value::Bool(true)))
-                .collect(),
-        ),
+        Some(Value::Object(changes)) => Value::Object(sort::collect_ordered(
+            changes.keys().map(|k| (k.clone(), Value::Bool(true))),
+        )),
         _ => Value::Bool(true),
     };
     kept.insert("changes".to_string(), changes);

@@ -234,15 +234,13 @@ pub fn events_searches(
     filter: &EventFilter,
     cursor: Option<&EventCursor>,
 ) -> EventsSearches {
-    let families: serde_json::Map<String, Value> = EVENT_FAMILIES
-        .iter()
-        .map(|(glob, _)| {
+    let families: serde_json::Map<String, Value> =
+        sort::collect_ordered(EVENT_FAMILIES.iter().map(|(glob, _)| {
             (
                 glob.to_string(),
                 json!({"wildcard": {ctx.fields.tag.clone(): {"value": glob}}}),
             )
-        })
-        .collect();
+        }));
     let families = json!({
         "size": 0,
         "query": filter.query(ctx, None),

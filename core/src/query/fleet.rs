@@ -212,11 +212,10 @@ impl FleetReport {
             notes.extend(page.notes);
             minions.extend(page.minions);
         }
-        let known: BTreeSet<String> = minions.iter().map(|m| m.minion.clone()).collect();
-        let silent: BTreeSet<String> = targeted
-            .into_iter()
-            .filter(|t| !known.contains(t))
-            .collect();
+        let known: BTreeSet<String> =
+            sort::collect_ordered(minions.iter().map(|m| m.minion.clone()));
+        let silent: BTreeSet<String> =
+            sort::collect_ordered(targeted.into_iter().filter(|t| !known.contains(t)));
         minions.extend(silent.into_iter().map(|minion| FleetMinion {
             minion,
             status: FleetStatus::Unreported,
