@@ -218,9 +218,15 @@ fn read_one<S: DeserializeOwned>(raw: &RawValue) -> Hit<S> {
     }
 }
 
-/// `S` from a `Value`, through its bytes: see [`read_one`].
+/// `S` from a `Value`, through its bytes: see [`read_one`]. The lenient
+/// reader's `Value` may be nested deeper than serde_json reads bytes by
+/// default (128 levels; it read the parts that were not as text), so the
+/// limit is off: the depth is the `Value`'s, already in memory.
 fn from_value_bytes<S: DeserializeOwned>(value: &Value) -> serde_json::Result<S> {
-    serde_json::from_slice(&serde_json::to_vec(value)?)
+    let bytes = serde_json::to_vec(value)?;
+    let mut de = serde_json::Deserializer::from_slice(&bytes);
+    de.disable_recursion_limit();
+    S::deserialize(&mut de)
 }
 
 /// The last hit's sort values, read off the end of a search answer
@@ -365,6 +371,26 @@ mod tests {
             hits[0].notes
         );
         assert!(hits[1].source.is_some());
+    }
+
+    #[test]
+    fn a_data_that_reads_alone_but_not_within_its_hit_still_gives_the_source() {
+        // 125 levels: too deep within the hit, not within `data` alone, so
+        // the lenient reader keeps `data` as a value, 127 levels deep in
+        // `_source`; reading the source again from that value must not stop
+        // at serde_json's limit of 128 (found by the property test
+        // `a_page_holding_a_return_nested_at_any_depth_reads_every_return`).
+        let deep = format!("{}null{}", "[".repeat(125), "]".repeat(125));
+        let mut a = answer(1, json!(1));
+        a["hits"]["hits"][0]["_source"]["data"] = json!({"a_|-b_|-c_|-d": {"result": "DEEP"}});
+        let text = serde_json::to_string(&a)
+            .unwrap()
+            .replace(r#""DEEP""#, &deep);
+        let (_, whole) = read_hits_page::<ReturnFields<Value>>("u", text.as_bytes(), 1).unwrap();
+        let (_, tallied) =
+            read_hits_page::<ReturnFields<StateTally>>("u", text.as_bytes(), 1).unwrap();
+        assert_eq!(whole[0].source.as_ref().unwrap().jid, Some(json!("0")));
+        assert_eq!(tallied[0].source.as_ref().unwrap().jid, Some(json!("0")));
     }
 
     #[test]
