@@ -15,13 +15,98 @@ pub fn scalar_text(value: &Value) -> String {
     }
 }
 
+/// `x` with `decimals` (up to 9) digits after the point, exactly as
+/// `format!("{x:.N}")` and Python's `"{:.Nf}"` print it: the float's exact
+/// value correctly rounded, a tie to even. The standard library's float
+/// formatting (Grisu with a Dragon4 fallback and their tables, ~14 KB of
+/// wasm) is left out of the app this way: every number it shows has a
+/// fixed number of decimals.
+pub fn fixed(x: f64, decimals: u32) -> String {
+    if !x.is_finite() {
+        return match x {
+            _ if x.is_nan() => "NaN",
+            _ if x > 0.0 => "inf",
+            _ => "-inf",
+        }
+        .to_string();
+    }
+    let d = decimals.min(9);
+    let scale = 10u128.pow(d);
+    // |x| = m × 2^e exactly.
+    let bits = x.abs().to_bits();
+    let (fraction, exponent) = (bits & ((1 << 52) - 1), ((bits >> 52) & 0x7ff) as i32);
+    let (m, e) = match exponent {
+        0 => (fraction, -1074),
+        _ => (fraction | 1 << 52, exponent - 1075),
+    };
+    let n = u128::from(m) * scale; // below 2^83
+    let sign = if x.is_sign_negative() { "-" } else { "" };
+    let scaled = match e {
+        // An integer past 2^97: no fraction, and too big for u128 once scaled.
+        45.. => return format!("{sign}{}{}", big_integer(m, e as u32), dot_zeros(d)),
+        0.. => n << e,
+        // Below 2^-45 after scaling: rounds to 0.
+        ..=-128 => 0,
+        _ => {
+            let k = e.unsigned_abs();
+            let (q, r, half) = (n >> k, n & ((1u128 << k) - 1), 1u128 << (k - 1));
+            q + u128::from(r > half || (r == half && q % 2 == 1))
+        }
+    };
+    match d {
+        0 => format!("{sign}{scaled}"),
+        _ => format!(
+            "{sign}{}.{:0width$}",
+            scaled / scale,
+            scaled % scale,
+            width = d as usize
+        ),
+    }
+}
+
+/// `m × 2^e` in decimal digits, for [`fixed`]'s huge numbers.
+fn big_integer(m: u64, e: u32) -> String {
+    // Base 10^9 limbs, least significant first.
+    let mut limbs: Vec<u64> = vec![
+        m % 1_000_000_000,
+        m / 1_000_000_000 % 1_000_000_000,
+        m / 1_000_000_000_000_000_000,
+    ];
+    for _ in 0..e {
+        let mut carry = 0;
+        for limb in &mut limbs {
+            let v = *limb * 2 + carry;
+            *limb = v % 1_000_000_000;
+            carry = v / 1_000_000_000;
+        }
+        if carry > 0 {
+            limbs.push(carry);
+        }
+    }
+    while limbs.len() > 1 && limbs.last() == Some(&0) {
+        limbs.pop();
+    }
+    let mut text = limbs.pop().unwrap_or(0).to_string();
+    for limb in limbs.iter().rev() {
+        text.push_str(&format!("{limb:09}"));
+    }
+    text
+}
+
+fn dot_zeros(decimals: u32) -> String {
+    match decimals {
+        0 => String::new(),
+        d => format!(".{}", "0".repeat(d as usize)),
+    }
+}
+
 /// `Total run time` as Salt's highstate outputter prints it: milliseconds
 /// with three decimals, switching to seconds above 999 ms.
 pub fn salt_duration(ms: f64) -> String {
     if ms > 999.0 {
-        format!("{:.3} s", ms / 1000.0)
+        format!("{} s", fixed(ms / 1000.0, 3))
     } else {
-        format!("{ms:.3} ms")
+        format!("{} ms", fixed(ms, 3))
     }
 }
 
@@ -44,7 +129,7 @@ pub fn folded_start(text: &str) -> Option<&str> {
 /// A size in bytes as people read it: "5.0 MB", "63 KB".
 pub fn human_bytes(n: usize) -> String {
     if n >= 1_000_000 {
-        format!("{:.1} MB", n as f64 / 1e6)
+        format!("{} MB", fixed(n as f64 / 1e6, 1))
     } else {
         format!("{} KB", n.div_ceil(1000))
     }
@@ -96,5 +181,44 @@ mod tests {
         let cut = short_line(&"é".repeat(121)).unwrap();
         assert_eq!(cut.chars().count(), 121);
         assert!(cut.ends_with("é…"));
+    }
+
+    #[test]
+    fn fixed_prints_as_format_does() {
+        // A cheap deterministic spread of magnitudes and signs, and numbers
+        // whose scaling rounds (1.2345 × 1000 is 1234.5 in f64, while
+        // 1.2345 is a little below it: "1.234").
+        let mut x: u64 = 0x9E37_79B9_7F4A_7C15;
+        let mut values = vec![
+            1.2345,
+            0.125,
+            2.5,
+            0.5,
+            1.005,
+            0.285,
+            1e-310,
+            5e-324,
+            123456.789e3,
+            2f64.powi(60),
+            1e30,
+            f64::MAX,
+        ];
+        for i in 0..20_000 {
+            x ^= x << 13;
+            x ^= x >> 7;
+            x ^= x << 17;
+            let magnitude = 10f64.powi(i % 12 - 4);
+            let sign = if i % 3 == 0 { -1.0 } else { 1.0 };
+            values.push((x % 1_000_000) as f64 / 1_000_000.0 * magnitude * sign);
+            values.push(f64::from_bits(x >> 2));
+        }
+        for v in values {
+            for d in 0..=9u32 {
+                let std = format!("{v:.prec$}", prec = d as usize);
+                assert_eq!(fixed(v, d), std, "{v:e} to {d} decimals");
+            }
+        }
+        assert_eq!(fixed(f64::NAN, 1), "NaN");
+        assert_eq!(fixed(f64::NEG_INFINITY, 1), "-inf");
     }
 }

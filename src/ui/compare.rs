@@ -1,5 +1,6 @@
 //! Two state runs side by side: what differs, state by state.
 
+use saltscope_core::text::fixed;
 use std::sync::Arc;
 
 use leptos::html::Input;
@@ -162,7 +163,7 @@ fn difference_text(d: &Difference) -> String {
         Difference::ChangesGone => "no changes any more".into(),
         Difference::ChangesDiffer => "other changes".into(),
         Difference::Comment => "comment".into(),
-        Difference::Duration(a, b) => format!("took {:.0} ms → {:.0} ms", a, b),
+        Difference::Duration(a, b) => format!("took {} ms → {} ms", fixed(*a, 0), fixed(*b, 0)),
     }
 }
 

@@ -5,6 +5,7 @@ use leptos::html::Input;
 use leptos::prelude::*;
 use leptos_router::hooks::{use_navigate, use_query_map};
 use leptos_router::NavigateOptions;
+use saltscope_core::text::fixed;
 use std::sync::Arc;
 
 use saltscope_core::query::fleet::{FleetFilter, FleetMinion, FleetReport, FleetStatus};
@@ -86,7 +87,7 @@ fn FleetView(report: Arc<FleetReport>, filter: FleetFilter) -> impl IntoView {
         view! {
             <a href=link::fleet(&to) class=format!("fleet-segment fleet-{}", status.id())
                 class:chosen=chosen == Some(status)
-                style=format!("flex-grow: {width:.3}")
+                style=format!("flex-grow: {}", fixed(width, 3))
                 aria-current=(chosen == Some(status)).then_some("true")>
                 {format!("{} {n}", status.label())}
             </a>

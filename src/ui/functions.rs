@@ -4,6 +4,7 @@ use saltscope_core::model::Outcome;
 use saltscope_core::query::filter::JobFilter;
 use saltscope_core::query::functions::FunctionStats;
 use saltscope_core::route::{link, param};
+use saltscope_core::text::fixed;
 use saltscope_core::time::utc_millis;
 use saltscope_core::views;
 
@@ -49,7 +50,7 @@ pub fn FunctionsPage() -> impl IntoView {
 
 fn function_row(f: &FunctionStats, filter: &JobFilter) -> impl IntoView {
     let rate = match f.failure_rate() {
-        Some(r) => format!("{:.1} %", r * 100.0),
+        Some(r) => format!("{} %", fixed(r * 100.0, 1)),
         None => "runner".into(),
     };
     view! {

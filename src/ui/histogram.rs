@@ -3,6 +3,7 @@
 
 use leptos::prelude::*;
 use saltscope_core::query::histogram::Histogram;
+use saltscope_core::text::fixed;
 use saltscope_core::time::{iso_millis, utc_millis};
 
 const WIDTH: f64 = 1000.0;
@@ -33,7 +34,7 @@ pub fn HistogramChart(
     let (from, to) = h.with_value(|h| (h.from_ms, h.to_ms));
     view! {
         <figure class="histogram" aria-label="Returns over time">
-            <svg viewBox=format!("0 0 {WIDTH} {}", HEIGHT + 2.0) preserveAspectRatio="none" role="img"
+            <svg viewBox=format!("0 0 {} {}", at(WIDTH), at(HEIGHT + 2.0)) preserveAspectRatio="none" role="img"
                 aria-label=format!("{total} returns from {} to {}", iso_millis(from), iso_millis(to))
                 on:mousedown=move |ev| { let x = to_chart(&ev); drag_start.set(Some(x)); drag_now.set(Some(x)); }
                 on:mousemove=move |ev| {
@@ -59,15 +60,15 @@ pub fn HistogramChart(
                     view! {
                         <g class="bar" data-start=b.bucket.start_ms.to_string()>
                             <title>{title}</title>
-                            <rect class="bar-succeeded" x=b.x y=base - b.succeeded_h width=b.width height=b.succeeded_h/>
-                            <rect class="bar-failed" x=b.x y=base - b.succeeded_h - b.failed_h width=b.width height=b.failed_h/>
-                            <rect class="bar-runner" x=b.x y=base - b.succeeded_h - b.failed_h - b.runner_h width=b.width height=b.runner_h/>
+                            <rect class="bar-succeeded" x=at(b.x) y=at(base - b.succeeded_h) width=at(b.width) height=at(b.succeeded_h)/>
+                            <rect class="bar-failed" x=at(b.x) y=at(base - b.succeeded_h - b.failed_h) width=at(b.width) height=at(b.failed_h)/>
+                            <rect class="bar-runner" x=at(b.x) y=at(base - b.succeeded_h - b.failed_h - b.runner_h) width=at(b.width) height=at(b.runner_h)/>
                         </g>
                     }
                 }).collect_view()}
                 {move || match (drag_start.get(), drag_now.get()) {
                     (Some(a), Some(b)) if (a - b).abs() > 1.0 => Some(view! {
-                        <rect class="zoom-selection" x=a.min(b) y=0 width=(a - b).abs() height=HEIGHT + 2.0/>
+                        <rect class="zoom-selection" x=at(a.min(b)) y="0" width=at((a - b).abs()) height=at(HEIGHT + 2.0)/>
                     }),
                     _ => None,
                 }}
@@ -79,4 +80,10 @@ pub fn HistogramChart(
             </figcaption>
         </figure>
     }
+}
+
+/// A coordinate of the chart as an attribute: a hundredth of a unit of its
+/// 1000-wide view box is finer than any screen shows.
+fn at(v: f64) -> String {
+    fixed(v, 2)
 }

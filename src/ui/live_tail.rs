@@ -4,6 +4,7 @@
 //! rate, a cap on the rows kept, and "N new events" while the person reads
 //! further down.
 
+use saltscope_core::text::fixed;
 use std::sync::Arc;
 
 use leptos::prelude::*;
@@ -128,8 +129,8 @@ pub fn LiveTail(page: Arc<EventsPage>, filter: EventFilter, live: Memo<bool>) ->
             format!("Paused · {shown}")
         } else {
             format!(
-                "Live · {:.1} events/s · {shown}",
-                rate.get().per_second(now_ms())
+                "Live · {} events/s · {shown}",
+                fixed(rate.get().per_second(now_ms()), 1)
             )
         }
     };

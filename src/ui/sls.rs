@@ -1,5 +1,6 @@
 //! SLS rollups and the slowest states of the fleet.
 
+use saltscope_core::text::fixed;
 use std::sync::Arc;
 
 use leptos::prelude::*;
@@ -39,14 +40,14 @@ pub fn SlsPage() -> impl IntoView {
 }
 
 fn percent(x: f64) -> String {
-    format!("{:.0} %", x * 100.0)
+    format!("{} %", fixed(x * 100.0, 0))
 }
 
 fn seconds(ms: f64) -> String {
     if ms >= 1000.0 {
-        format!("{:.1} s", ms / 1000.0)
+        format!("{} s", fixed(ms / 1000.0, 1))
     } else {
-        format!("{ms:.0} ms")
+        format!("{} ms", fixed(ms, 0))
     }
 }
 

@@ -4,6 +4,7 @@
 use leptos::prelude::*;
 use saltscope_core::query::timeline::{JobTimeline, TimelineEntry, TimelineKind};
 use saltscope_core::route::link;
+use saltscope_core::text::fixed;
 
 use super::visible::ShowMore;
 
@@ -16,7 +17,7 @@ const OPEN_UP_TO: usize = 50;
 pub fn Timeline(#[prop(into)] timeline: Signal<JobTimeline>) -> impl IntoView {
     let shown = RwSignal::new(STEP);
     let open = timeline.with_untracked(|t| t.entries.len() <= OPEN_UP_TO);
-    let seconds = |ms: i64| format!("{:.3} s", ms as f64 / 1000.0);
+    let seconds = |ms: i64| format!("{} s", fixed(ms as f64 / 1000.0, 3));
     let summary = move || {
         timeline.with(|t| {
             let mut parts = vec![format!("{} returns", t.returned)];
@@ -78,7 +79,7 @@ fn entry_row(e: &TimelineEntry) -> impl IntoView {
     };
     let after = e
         .after_ms
-        .map(|ms| format!("+{:.3} s", ms as f64 / 1000.0))
+        .map(|ms| format!("+{} s", fixed(ms as f64 / 1000.0, 3)))
         .unwrap_or_default();
     let failed = matches!(e.kind, TimelineKind::Returned { failed: true });
     let minion = e.minion.clone().map(|m| {

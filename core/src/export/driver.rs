@@ -4,6 +4,7 @@
 //! bytes are in — so the engine searches while this page becomes CSV, and
 //! an export takes about the longer of the two, not their sum.
 
+use crate::text::fixed;
 use std::cell::{Cell, RefCell};
 use std::future::{poll_fn, Future};
 use std::pin::Pin;
@@ -76,11 +77,11 @@ pub struct Timing {
 impl Timing {
     pub fn line(&self) -> String {
         format!(
-            "Took {:.2} s: {:.1} s waiting for the engine, {:.1} s reading its answers and writing CSV, {:.1} s adding to the file.",
-            self.elapsed_ms / 1000.0,
-            self.waited_ms / 1000.0,
-            self.reading_ms / 1000.0,
-            self.appending_ms / 1000.0
+            "Took {} s: {} s waiting for the engine, {} s reading its answers and writing CSV, {} s adding to the file.",
+            fixed(self.elapsed_ms / 1000.0, 2),
+            fixed(self.waited_ms / 1000.0, 1),
+            fixed(self.reading_ms / 1000.0, 1),
+            fixed(self.appending_ms / 1000.0, 1)
         )
     }
 }
@@ -117,16 +118,18 @@ impl Progress {
             Some(t) if self.docs > 0 && t > self.docs => {
                 let s = (t - self.docs) as f64 / (self.docs as f64 / secs);
                 if s < 90.0 {
-                    format!(", about {s:.0} s left")
+                    format!(", about {} s left", fixed(s, 0))
                 } else {
-                    format!(", about {:.0} min left", s / 60.0)
+                    format!(", about {} min left", fixed(s / 60.0, 0))
                 }
             }
             _ => String::new(),
         };
         format!(
-            "{} rows written ({} documents read{of}), {:.0} rows/s{left}",
-            self.rows, self.docs, rate
+            "{} rows written ({} documents read{of}), {} rows/s{left}",
+            self.rows,
+            self.docs,
+            fixed(rate, 0)
         )
     }
 

@@ -41,8 +41,7 @@ fn opt(s: Option<&str>) -> String {
 
 /// A duration in ms as Salt gives it (`12.345`), without float noise.
 fn ms_number(ms: f64) -> String {
-    let rounded = (ms * 1000.0).round() / 1000.0;
-    let text = format!("{rounded:.3}");
+    let text = crate::text::fixed(ms, 3);
     text.trim_end_matches('0').trim_end_matches('.').to_string()
 }
 

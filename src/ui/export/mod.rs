@@ -7,6 +7,7 @@
 
 mod blob;
 
+use saltscope_core::text::fixed;
 use std::rc::Rc;
 
 use leptos::prelude::*;
@@ -243,7 +244,7 @@ pub fn ExportPanel(
                 {move || match status.get() {
                     Status::Idle => ().into_any(),
                     Status::Running(p) => view! {
-                        <progress max="1" value=p.fraction() aria-label="Export progress"></progress>
+                        <progress max="1" value=fixed(p.fraction(), 4) aria-label="Export progress"></progress>
                         <p class="export-progress" aria-live="polite">{p.line()}</p>
                     }.into_any(),
                     Status::Failed { error, rows } => view! {
