@@ -52,6 +52,34 @@ pub fn query_string(pairs: &[(&str, String)]) -> String {
     format!("?{}", out.finish())
 }
 
+/// A URL's query read back: `?a=b&c=d` (form-urlencoded, with or without
+/// the `?`) as its decoded pairs, in order.
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct QueryMap(Vec<(String, String)>);
+
+impl QueryMap {
+    pub fn parse(search: &str) -> QueryMap {
+        let search = search.strip_prefix('?').unwrap_or(search);
+        QueryMap(
+            form_urlencoded::parse(search.as_bytes())
+                .into_owned()
+                .collect(),
+        )
+    }
+
+    /// The first value of `key`.
+    pub fn get_str(&self, key: &str) -> Option<&str> {
+        self.0
+            .iter()
+            .find(|(k, _)| k == key)
+            .map(|(_, v)| v.as_str())
+    }
+
+    pub fn get(&self, key: &str) -> Option<String> {
+        self.get_str(key).map(str::to_string)
+    }
+}
+
 /// One path segment (a jid, a minion id, a function name), percent-encoded.
 pub fn segment(text: &str) -> String {
     use percent_encoding::{utf8_percent_encode, AsciiSet, NON_ALPHANUMERIC};
@@ -394,6 +422,22 @@ mod tests {
             .iter()
             .find(|(k, _)| *k == name)
             .map(|(_, v)| v.as_str())
+    }
+
+    #[test]
+    fn a_query_reads_back_what_query_string_wrote() {
+        let pairs = [
+            ("q", "a b&c=d/é".to_string()),
+            ("minion", "web*,db-02".into()),
+        ];
+        let q = QueryMap::parse(&query_string(&pairs));
+        assert_eq!(q.get_str("q"), Some("a b&c=d/é"));
+        assert_eq!(q.get("minion").as_deref(), Some("web*,db-02"));
+        assert_eq!(q.get_str("fun"), None);
+        // The first of a repeated key; no `?` is fine; an empty value is one.
+        let q = QueryMap::parse("a=1&a=2&b=");
+        assert_eq!((q.get_str("a"), q.get_str("b")), (Some("1"), Some("")));
+        assert_eq!(QueryMap::parse(""), QueryMap::default());
     }
 
     #[test]

@@ -1,9 +1,9 @@
 use super::filter_bar::TimeSelect;
+use super::location::NavigateOptions;
+use super::location::{use_navigate, use_query_map};
 use leptos::callback::UnsyncCallback;
 use leptos::html::Input;
 use leptos::prelude::*;
-use leptos_router::hooks::{use_navigate, use_query_map};
-use leptos_router::NavigateOptions;
 use saltscope_core::export::{ExportKind, ViewFilter};
 use saltscope_core::model::PublishSource;
 use saltscope_core::query::audit::{AuditCursor, AuditEntry, AuditFilter, AuditKind};

@@ -3,10 +3,10 @@
 use saltscope_core::text::fixed;
 use std::sync::Arc;
 
+use super::location::NavigateOptions;
+use super::location::{use_navigate, use_query_map};
 use leptos::html::Input;
 use leptos::prelude::*;
-use leptos_router::hooks::{use_navigate, use_query_map};
-use leptos_router::NavigateOptions;
 use saltscope_core::model::{ReturnDoc, StateRun};
 use saltscope_core::parts::ListParts;
 use saltscope_core::query::compare::{

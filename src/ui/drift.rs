@@ -2,10 +2,10 @@
 
 use std::sync::Arc;
 
+use super::location::NavigateOptions;
+use super::location::{use_navigate, use_query_map};
 use leptos::html::Input;
 use leptos::prelude::*;
-use leptos_router::hooks::{use_navigate, use_query_map};
-use leptos_router::NavigateOptions;
 use saltscope_core::query::drift::{DriftFilter, DriftReport, DriftingState};
 use saltscope_core::route::link;
 use saltscope_core::views;

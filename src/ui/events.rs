@@ -2,11 +2,11 @@
 //! through time, and followed live ([`super::live_tail`]).
 
 use super::filter_bar::TimeSelect;
+use super::location::NavigateOptions;
+use super::location::{use_navigate, use_query_map};
 use leptos::callback::UnsyncCallback;
 use leptos::html::{Input, Select};
 use leptos::prelude::*;
-use leptos_router::hooks::{use_navigate, use_query_map};
-use leptos_router::NavigateOptions;
 use saltscope_core::export::{ExportKind, ViewFilter};
 use saltscope_core::model::EventDoc;
 use saltscope_core::query::events::{EventCursor, EventFilter, EventsPage};

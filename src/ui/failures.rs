@@ -2,8 +2,8 @@
 
 use std::sync::Arc;
 
+use super::location::use_query_map;
 use leptos::prelude::*;
-use leptos_router::hooks::use_query_map;
 use saltscope_core::query::failures::{FailureFilter, FailurePattern, FailureReport};
 use saltscope_core::route::link;
 use saltscope_core::time::utc_millis;

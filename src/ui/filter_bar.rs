@@ -2,11 +2,11 @@
 //! it reads the filter from the URL and, on Apply, writes it back there, so
 //! every view is a link and back/forward walk through the filters.
 
+use super::location::NavigateOptions;
+use super::location::{use_location, use_navigate, use_query_map};
 use leptos::callback::UnsyncCallback;
 use leptos::html::{Input, Select};
 use leptos::prelude::*;
-use leptos_router::hooks::{use_location, use_navigate, use_query_map};
-use leptos_router::NavigateOptions;
 use saltscope_core::query::filter::{JobFilter, OutcomeFilter, TimeRange, TIME_PRESETS};
 use saltscope_core::route::{param, query_string};
 use saltscope_core::time::{iso_millis, parse_utc};

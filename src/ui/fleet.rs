@@ -1,10 +1,10 @@
 //! Fleet status: every minion's standing from its latest state run, as a
 //! bar of counts and the list, worst first.
 
+use super::location::NavigateOptions;
+use super::location::{use_navigate, use_query_map};
 use leptos::html::Input;
 use leptos::prelude::*;
-use leptos_router::hooks::{use_navigate, use_query_map};
-use leptos_router::NavigateOptions;
 use saltscope_core::text::fixed;
 use std::sync::Arc;
 

@@ -1,9 +1,9 @@
 use std::collections::HashSet;
 use std::time::Duration;
 
+use super::location::NavigateOptions;
+use super::location::{use_navigate, use_query_map};
 use leptos::prelude::*;
-use leptos_router::hooks::{use_navigate, use_query_map};
-use leptos_router::NavigateOptions;
 use saltscope_core::export::{ExportKind, ViewFilter};
 use saltscope_core::query::filter::{JobFilter, TimeRange};
 use saltscope_core::query::jobs::{Cursor, JobListPage, JobListRequest, JobSummary};
@@ -125,7 +125,7 @@ pub fn JobList(fixed_minion: Option<String>) -> impl IntoView {
             Some(m) => link::minion_jobs(&m, &u),
             None => link::jobs(&u),
         };
-        nav(&href, quietly.clone());
+        nav(&href, quietly);
     });
     let set_refresh = move |value: String| {
         let u = JobListUrl {
@@ -141,7 +141,6 @@ pub fn JobList(fixed_minion: Option<String>) -> impl IntoView {
             NavigateOptions {
                 replace: true,
                 scroll: false,
-                ..NavigateOptions::default()
             },
         );
     };

@@ -1,8 +1,8 @@
 use std::collections::HashMap;
 use std::sync::Arc;
 
+use super::location::use_query_map;
 use leptos::prelude::*;
-use leptos_router::hooks::use_query_map;
 use saltscope_core::model::output::StateOutput;
 use saltscope_core::model::{
     is_state_function, Outcome, PublishInfo, PublishSource, ReturnData, ReturnDoc,

@@ -1,5 +1,5 @@
+use super::location::use_query_map;
 use leptos::prelude::*;
-use leptos_router::hooks::use_query_map;
 use saltscope_core::model::Outcome;
 use saltscope_core::query::minions::{LatestReturn, MinionSummary};
 use saltscope_core::route::{link, param};

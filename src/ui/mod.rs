@@ -17,6 +17,7 @@ mod histogram;
 mod job_list;
 mod job_page;
 mod live_tail;
+mod location;
 mod minions;
 pub mod prefs;
 mod scan;
@@ -35,9 +36,6 @@ use std::sync::Arc;
 use js_sys::{Array, Promise};
 use leptos::prelude::*;
 use leptos::task::spawn_local;
-use leptos_router::components::Router;
-use leptos_router::hooks::use_location;
-use leptos_router::location::{BrowserUrl, LocationProvider};
 use saltscope_core::engine::{ClientEvent, EngineError};
 use saltscope_core::query::QueryContext;
 use saltscope_core::route::Page;
@@ -379,9 +377,9 @@ pub fn start() {
 fn App(session: Session) -> impl IntoView {
     provide_context(session);
     prefs::provide_prefs();
+    location::provide_location();
     view! {
-        <Router>
-            <header class="topbar">
+        <header class="topbar">
                 <a href="/" class="brand">"Saltscope"</a>
                 <nav aria-label="Views">
                     <a href="/">"Jobs"</a>
@@ -405,7 +403,6 @@ fn App(session: Session) -> impl IntoView {
                 let host = session.host.get();
                 (!host.is_empty()).then(|| format!("Engine at {host}"))
             }}</footer>
-        </Router>
     }
 }
 
@@ -415,17 +412,8 @@ fn App(session: Session) -> impl IntoView {
 /// copy of its matching code per route.
 #[component]
 fn Pages() -> impl IntoView {
-    let location = use_location();
+    let location = location::use_location();
     let page = Memo::new(move |_| Page::from_path(&location.pathname.get()));
-    // The router writes a new path to the address bar only once told the
-    // view is ready (`<Routes>` tells it after its loaders): here, at once.
-    let browser = use_context::<BrowserUrl>();
-    Effect::new(move |_| {
-        location.pathname.track();
-        if let Some(browser) = &browser {
-            browser.ready_to_complete();
-        }
-    });
     move || match page.get() {
         Some(Page::Jobs) => view! { <job_list::JobListPage/> }.into_any(),
         Some(Page::Job(jid)) => view! { <job_page::JobPage jid=jid/> }.into_any(),

@@ -2,10 +2,10 @@
 //! minion filter, and the progress of the reading with a Cancel.
 
 use super::filter_bar::TimeSelect;
+use super::location::use_navigate;
+use super::location::NavigateOptions;
 use leptos::html::{Input, Select};
 use leptos::prelude::*;
-use leptos_router::hooks::use_navigate;
-use leptos_router::NavigateOptions;
 use saltscope_core::query::failures::FailureFilter;
 use saltscope_core::query::scan::ScanProgress;
 

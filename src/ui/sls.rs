@@ -3,8 +3,8 @@
 use saltscope_core::text::fixed;
 use std::sync::Arc;
 
+use super::location::use_query_map;
 use leptos::prelude::*;
-use leptos_router::hooks::use_query_map;
 use saltscope_core::query::failures::FailureFilter;
 use saltscope_core::query::sls::{SlowState, SlsReport, SlsRollup};
 use saltscope_core::route::link;

@@ -1,0 +1,66 @@
+// Moving around the app as a person does: the app's own links move the
+// address without loading the page again, back and forward walk through
+// the views, and a job page's minion links bring that minion's return into
+// view (src/ui/location.rs, the app's one binding to the History API).
+import { test, before, after } from 'node:test';
+import assert from 'node:assert/strict';
+import { openBrowser, url, readManifest } from './harness.mjs';
+
+let b;
+let manifest;
+before(async () => {
+  manifest = readManifest();
+  b = await openBrowser();
+});
+after(async () => { await b?.close(); });
+
+/** Whether the page still runs the document it was first given. */
+const sameDocument = (page) => page.evaluate(() => window.saltscopeFirstDocument === true);
+
+test('the views\' links move the address without a page load, and back and forward follow', async () => {
+  const { page, errors } = await b.newPage();
+  await page.goto(url('/'));
+  await page.getByRole('table', { name: 'Jobs' }).waitFor();
+  await page.evaluate(() => { window.saltscopeFirstDocument = true; });
+  const views = page.getByRole('navigation', { name: 'Views' });
+
+  await views.getByRole('link', { name: 'Fleet', exact: true }).click();
+  await page.waitForURL(/\/fleet$/);
+  await page.getByRole('heading', { name: /Fleet/ }).first().waitFor();
+  await views.getByRole('link', { name: 'Audit', exact: true }).click();
+  await page.waitForURL(/\/audit$/);
+  await page.getByRole('heading', { name: /Audit/ }).first().waitFor();
+  assert.ok(await sameDocument(page), 'a click on the app\'s own link loaded the page again');
+
+  await page.goBack();
+  await page.waitForURL(/\/fleet$/);
+  await page.getByRole('heading', { name: /Fleet/ }).first().waitFor();
+  await page.goBack();
+  await page.waitForURL((u) => u.pathname === '/');
+  await page.getByRole('table', { name: 'Jobs' }).waitFor();
+  await page.goForward();
+  await page.getByRole('heading', { name: /Fleet/ }).first().waitFor();
+  assert.ok(await sameDocument(page), 'back and forward loaded the page again');
+  errors.assertNone();
+});
+
+test('a minion\'s link on the job page brings its return into view', async () => {
+  const { page, errors } = await b.newPage();
+  await page.setViewportSize({ width: 1200, height: 500 });
+  const { jid, minions } = manifest.state_apply_multi;
+  const last = minions[minions.length - 1];
+  await page.goto(url(`/job/${jid}`));
+  await page.getByRole('table', { name: 'States' }).first().waitFor();
+  await page.evaluate(() => { window.saltscopeFirstDocument = true; });
+  assert.equal(await page.evaluate(() => window.scrollY), 0);
+
+  await page.getByRole('link', { name: last, exact: true }).first().click();
+  await page.waitForURL((u) => u.hash === `#minion-${last.replace(/[^A-Za-z0-9._-]/g, '_')}`);
+  await page.waitForFunction((name) => {
+    const section = document.querySelector(`section[aria-label="${name}"]`);
+    const top = section?.getBoundingClientRect().top;
+    return window.scrollY > 0 && top !== undefined && top >= -1 && top < window.innerHeight;
+  }, last);
+  assert.ok(await sameDocument(page));
+  errors.assertNone();
+});
