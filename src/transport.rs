@@ -1,10 +1,12 @@
 //! The web app's one road to the engine: the core's `Client` (hosts,
 //! deadlines, retries, credentials) over [`BrowserExchange`], whose
-//! [`fetch`] is the only place the app calls `fetch()`. The export's Web
-//! Worker (`crate::worker`) is another exchange under the same client.
+//! [`fetch`] is the only place the app calls `fetch()`, unless an export
+//! sends it through its Web Worker (`crate::worker`).
 
 use std::future::Future;
+use std::rc::Rc;
 
+use crate::worker::ExportWorker;
 use futures_util::future::{select, Either};
 use js_sys::{Array, Promise, Uint8Array};
 use saltscope_core::config::{AppConfig, ConfigError};
@@ -19,10 +21,22 @@ use web_sys::{AbortController, AbortSignal, Headers, RequestCache, RequestInit, 
 pub type BrowserTransport = Client<BrowserExchange>;
 
 /// `fetch()`, aborted by `scope` (a view's requests, when its input
-/// changes or the view goes away) and when its future is dropped.
+/// changes or the view goes away) and when its future is dropped; or an
+/// export's worker's. One type for both: the client's code is generic over
+/// it, and was in the wasm twice.
 #[derive(Clone, Default)]
 pub struct BrowserExchange {
     scope: Option<AbortSignal>,
+    worker: Option<Rc<ExportWorker>>,
+}
+
+impl BrowserExchange {
+    pub fn through(worker: ExportWorker) -> BrowserExchange {
+        BrowserExchange {
+            scope: None,
+            worker: Some(Rc::new(worker)),
+        }
+    }
 }
 
 /// The client of the engine(s) config.json names.
@@ -36,7 +50,10 @@ pub fn client(config: &AppConfig) -> BrowserTransport {
 
 /// The same client, its requests aborted by `signal`.
 pub fn scoped(client: &BrowserTransport, signal: Option<AbortSignal>) -> BrowserTransport {
-    client.with_exchange(BrowserExchange { scope: signal })
+    client.with_exchange(BrowserExchange {
+        scope: signal,
+        worker: None,
+    })
 }
 
 impl Exchange for BrowserExchange {
@@ -47,11 +64,13 @@ impl Exchange for BrowserExchange {
         headers: &[(&'static str, String)],
         timeout_ms: u64,
     ) -> Result<Exchanged, ExchangeError> {
-        within(
-            timeout_ms,
-            fetch(url, request, headers, self.scope.as_ref()),
-        )
-        .await
+        let sent = async {
+            match &self.worker {
+                Some(worker) => worker.fetch(url, request, headers).await,
+                None => fetch(url, request, headers, self.scope.as_ref()).await,
+            }
+        };
+        within(timeout_ms, sent).await
     }
 
     async fn sleep(&self, ms: u64) {
@@ -65,7 +84,7 @@ impl Exchange for BrowserExchange {
 
 /// `exchange`, or a deadline error after `ms` (the exchange is dropped,
 /// which aborts it).
-pub async fn within(
+async fn within(
     ms: u64,
     exchange: impl Future<Output = Result<Exchanged, ExchangeError>>,
 ) -> Result<Exchanged, ExchangeError> {

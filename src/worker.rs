@@ -1,5 +1,6 @@
-//! The export's requests, sent from a Web Worker (`js/fetch-worker.js`): an
-//! `Exchange` under the same `Client` as every other request (hosts,
+//! The export's requests, sent from a Web Worker (`js/fetch-worker.js`):
+//! the way the app's one exchange (`BrowserExchange`) sends them for an
+//! export, under the same `Client` as every other request (hosts,
 //! deadlines, retries, credentials). Chromium reads a `fetch()` body on
 //! the thread that made it: on the page's main thread that reading waits
 //! while the app turns the previous page into CSV, so the next page, asked
@@ -13,13 +14,13 @@ use std::collections::HashMap;
 use std::rc::Rc;
 
 use js_sys::{Object, Promise, Reflect, Uint8Array};
-use saltscope_core::engine::{Exchange, ExchangeError, Exchanged, HttpRequest};
+use saltscope_core::engine::{ExchangeError, Exchanged, HttpRequest};
 use wasm_bindgen::closure::Closure;
 use wasm_bindgen::{JsCast, JsValue};
 use wasm_bindgen_futures::JsFuture;
 use web_sys::{MessageEvent, Worker};
 
-use crate::transport::{fetch, js_detail, sleep, within, BrowserTransport};
+use crate::transport::{fetch, js_detail, BrowserExchange, BrowserTransport};
 
 const WORKER_SCRIPT: &str = "/fetch-worker.js";
 
@@ -42,17 +43,16 @@ impl Drop for Shared {
 }
 
 /// One export's worker; it ends with the export.
-pub struct WorkerExchange {
+pub struct ExportWorker {
     shared: Option<Rc<Shared>>,
 }
 
-/// The app's client, its requests sent from a new worker.
-pub type WorkerTransport = saltscope_core::engine::Client<WorkerExchange>;
-
-pub fn worker_transport(client: &BrowserTransport) -> WorkerTransport {
-    client.with_exchange(WorkerExchange {
+/// The app's client, its requests sent from a new worker. The same client
+/// type as every view's (one copy of its code in the wasm).
+pub fn worker_transport(client: &BrowserTransport) -> BrowserTransport {
+    client.with_exchange(BrowserExchange::through(ExportWorker {
         shared: start_worker().map(Rc::new),
-    })
+    }))
 }
 
 fn start_worker() -> Option<Shared> {
@@ -113,28 +113,9 @@ impl Drop for AbortInWorker {
     }
 }
 
-impl Exchange for WorkerExchange {
-    async fn exchange(
-        &self,
-        url: &str,
-        request: &HttpRequest,
-        headers: &[(&'static str, String)],
-        timeout_ms: u64,
-    ) -> Result<Exchanged, ExchangeError> {
-        within(timeout_ms, self.in_worker(url, request, headers)).await
-    }
-
-    async fn sleep(&self, ms: u64) {
-        sleep(ms).await
-    }
-
-    fn jitter(&self) -> f64 {
-        js_sys::Math::random()
-    }
-}
-
-impl WorkerExchange {
-    async fn in_worker(
+impl ExportWorker {
+    /// `fetch()` in the worker; from the main thread when it has none.
+    pub async fn fetch(
         &self,
         url: &str,
         request: &HttpRequest,
