@@ -73,13 +73,17 @@ impl StateResult {
     }
 }
 
-/// A state's `duration` in ms; older returns hold "12.3 ms". Text that
-/// Rust reads as a float but is no duration (`NaN`, `inf`) is none: it
+/// A state's `duration` in ms; older returns hold "12.3 ms" (a number as
+/// Python prints it, which JSON's number grammar reads: serde_json's parser
+/// is in the wasm anyway, the standard library's float parser and its
+/// tables need not be). Text that is no number (`NaN`, `inf`) is none: it
 /// would make the total run time NaN or infinite.
 pub(crate) fn read_duration_ms(duration: &Value) -> Option<f64> {
     match duration {
         Value::Number(n) => n.as_f64(),
-        Value::String(s) => s.trim().trim_end_matches("ms").trim().parse().ok(),
+        Value::String(s) => {
+            serde_json::from_slice(s.trim().trim_end_matches("ms").trim().as_bytes()).ok()
+        }
         _ => None,
     }
     .filter(|ms: &f64| ms.is_finite())
