@@ -44,6 +44,27 @@ impl<D> Default for ReturnFields<D> {
     }
 }
 
+impl ReturnFields<Value> {
+    /// The fields of a `_source` already read as a `Value` (the job page's
+    /// hits): what serde gives for an object, without a parser of the
+    /// fields for `Value`s beside the one for bytes in the wasm. A source
+    /// that is no object has none of them (serde would read an array's
+    /// items as the fields in order).
+    pub fn of_source(source: &Value) -> ReturnFields<Value> {
+        let field = |name: &str| source.get(name).cloned();
+        ReturnFields {
+            timestamp: field("@timestamp"),
+            jid: field("jid"),
+            minion: field("minion"),
+            fun: field("fun"),
+            success: field("success"),
+            retcode: field("retcode"),
+            counts: field("counts"),
+            data: field("data"),
+        }
+    }
+}
+
 /// A field that is there, null included (serde reads a null `Option` as
 /// `None`, which would say "missing").
 fn present<'de, D: Deserializer<'de>, T: Deserialize<'de>>(d: D) -> Result<Option<T>, D::Error> {
@@ -145,9 +166,7 @@ impl ReturnDoc {
                 .to_string()
         };
         let source = hit.get("_source").unwrap_or(&Value::Null);
-        // Every field is a Value and unknown ones are skipped: reading an
-        // object's fields cannot fail.
-        let fields = ReturnFields::<Value>::deserialize(source).unwrap_or_default();
+        let fields = ReturnFields::of_source(source);
         let (mut doc, data) = ReturnDoc::from_fields(text("_index"), text("_id"), fields);
         if !source.is_object() {
             doc.notes
@@ -291,6 +310,32 @@ impl ReturnData {
 mod tests {
     use super::*;
     use serde_json::json;
+
+    #[test]
+    fn a_sources_fields_are_what_serde_reads_from_it() {
+        let sources = [
+            json!({"@timestamp": "2026-12-05T10:00:00Z", "jid": "1", "minion": "m", "fun": "test.ping",
+                   "success": true, "retcode": 0, "counts": {"succeeded": 1}, "data": {"x": [1]}, "extra": 5}),
+            json!({"jid": null, "data": null, "success": "yes"}),
+            json!({}),
+            json!("not an object"),
+        ];
+        let fmt = |f: &ReturnFields<Value>| format!("{f:?}");
+        for source in sources {
+            let serde = ReturnFields::<Value>::deserialize(&source).unwrap_or_default();
+            assert_eq!(
+                fmt(&ReturnFields::of_source(&source)),
+                fmt(&serde),
+                "{source}"
+            );
+        }
+        // serde would read an array as the fields in order (`@timestamp`
+        // 1, `jid` 2); a source that is no object has no fields.
+        assert_eq!(
+            fmt(&ReturnFields::of_source(&json!([1, 2]))),
+            fmt(&ReturnFields::default())
+        );
+    }
 
     fn hit(source: Value) -> Value {
         json!({"_index": "salt-cmd_run-v1", "_id": "x", "_source": source})
