@@ -6,7 +6,6 @@
 use std::future::Future;
 use std::rc::Rc;
 
-use crate::worker::ExportWorker;
 use futures_util::future::{select, Either};
 use js_sys::{Array, Promise, Uint8Array};
 use saltscope_core::config::{AppConfig, ConfigError};
@@ -16,6 +15,8 @@ use saltscope_core::engine::{
 use wasm_bindgen::{JsCast, JsValue};
 use wasm_bindgen_futures::JsFuture;
 use web_sys::{AbortController, AbortSignal, Headers, RequestCache, RequestInit, Response};
+
+use crate::worker::ExportWorker;
 
 /// The app's transport: a `Client` over `fetch`.
 pub type BrowserTransport = Client<BrowserExchange>;
@@ -31,10 +32,11 @@ pub struct BrowserExchange {
 }
 
 impl BrowserExchange {
-    pub fn through(worker: ExportWorker) -> BrowserExchange {
+    /// An export's exchange: through its worker when one started.
+    pub fn through(worker: Option<ExportWorker>) -> BrowserExchange {
         BrowserExchange {
             scope: None,
-            worker: Some(Rc::new(worker)),
+            worker: worker.map(Rc::new),
         }
     }
 }

@@ -44,15 +44,17 @@ impl Drop for Shared {
 
 /// One export's worker; it ends with the export.
 pub struct ExportWorker {
-    shared: Option<Rc<Shared>>,
+    shared: Rc<Shared>,
 }
 
-/// The app's client, its requests sent from a new worker. The same client
-/// type as every view's (one copy of its code in the wasm).
+/// The app's client, its requests sent from a new worker, or from the main
+/// thread where none starts. The same client type as every view's (one
+/// copy of its code in the wasm).
 pub fn worker_transport(client: &BrowserTransport) -> BrowserTransport {
-    client.with_exchange(BrowserExchange::through(ExportWorker {
-        shared: start_worker().map(Rc::new),
-    }))
+    let worker = start_worker().map(|shared| ExportWorker {
+        shared: Rc::new(shared),
+    });
+    client.with_exchange(BrowserExchange::through(worker))
 }
 
 fn start_worker() -> Option<Shared> {
@@ -114,16 +116,17 @@ impl Drop for AbortInWorker {
 }
 
 impl ExportWorker {
-    /// `fetch()` in the worker; from the main thread when it has none.
+    /// `fetch()` in the worker; from the main thread once the worker broke.
     pub async fn fetch(
         &self,
         url: &str,
         request: &HttpRequest,
         headers: &[(&'static str, String)],
     ) -> Result<Exchanged, ExchangeError> {
-        let Some(shared) = self.shared.clone().filter(|s| !s.broken.get()) else {
+        if self.shared.broken.get() {
             return fetch(url, request, headers, None).await;
-        };
+        }
+        let shared = self.shared.clone();
         let id = shared.next_id.get();
         shared.next_id.set(id.wrapping_add(1));
         let answer = {
