@@ -1,6 +1,4 @@
 use super::filter_bar::TimeSelect;
-use super::location::NavigateOptions;
-use super::location::{use_navigate, use_query_map};
 use leptos::callback::UnsyncCallback;
 use leptos::html::Input;
 use leptos::prelude::*;
@@ -13,6 +11,7 @@ use saltscope_core::views;
 
 use super::error::{ErrorPanel, Notes};
 use super::export::ExportPanel;
+use super::location::{use_navigate, use_query_map, NavigateOptions};
 use super::use_view;
 use super::visible::{arguments_view, target_view};
 

@@ -1,10 +1,7 @@
 //! Two state runs side by side: what differs, state by state.
 
-use saltscope_core::text::fixed;
 use std::sync::Arc;
 
-use super::location::NavigateOptions;
-use super::location::{use_navigate, use_query_map};
 use leptos::html::Input;
 use leptos::prelude::*;
 use saltscope_core::model::{ReturnDoc, StateRun};
@@ -13,10 +10,12 @@ use saltscope_core::query::compare::{
     CompareRequest, Difference, RunComparison, RunRef, Side, StateComparison,
 };
 use saltscope_core::route::link;
+use saltscope_core::text::fixed;
 use saltscope_core::time::utc_timestamp;
 use saltscope_core::views;
 
 use super::error::{ErrorPanel, Notes};
+use super::location::{use_navigate, use_query_map, NavigateOptions};
 use super::use_view;
 use super::visible::{pre_view, FrameParts};
 

@@ -2,8 +2,6 @@
 
 use std::sync::Arc;
 
-use super::location::NavigateOptions;
-use super::location::{use_navigate, use_query_map};
 use leptos::html::Input;
 use leptos::prelude::*;
 use saltscope_core::query::drift::{DriftFilter, DriftReport, DriftingState};
@@ -11,6 +9,7 @@ use saltscope_core::route::link;
 use saltscope_core::views;
 
 use super::error::{ErrorPanel, Notes};
+use super::location::{use_navigate, use_query_map, NavigateOptions};
 use super::use_view;
 use super::visible::line_view;
 

@@ -2,8 +2,6 @@
 //! through time, and followed live ([`super::live_tail`]).
 
 use super::filter_bar::TimeSelect;
-use super::location::NavigateOptions;
-use super::location::{use_navigate, use_query_map};
 use leptos::callback::UnsyncCallback;
 use leptos::html::{Input, Select};
 use leptos::prelude::*;
@@ -18,6 +16,7 @@ use saltscope_core::views;
 use super::error::{ErrorPanel, Notes};
 use super::export::ExportPanel;
 use super::live_tail::LiveTail;
+use super::location::{use_navigate, use_query_map, NavigateOptions};
 use super::use_view;
 use super::value::value_tree;
 

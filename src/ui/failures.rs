@@ -2,7 +2,6 @@
 
 use std::sync::Arc;
 
-use super::location::use_query_map;
 use leptos::prelude::*;
 use saltscope_core::query::failures::{FailureFilter, FailurePattern, FailureReport};
 use saltscope_core::route::link;
@@ -10,6 +9,7 @@ use saltscope_core::time::utc_millis;
 use saltscope_core::views;
 
 use super::error::{ErrorPanel, Notes};
+use super::location::use_query_map;
 use super::scan::{ScanFilterBar, ScanProgressLine, ScanState};
 use super::use_view;
 use super::visible::pre_view;

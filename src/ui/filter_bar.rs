@@ -2,8 +2,6 @@
 //! it reads the filter from the URL and, on Apply, writes it back there, so
 //! every view is a link and back/forward walk through the filters.
 
-use super::location::NavigateOptions;
-use super::location::{use_location, use_navigate, use_query_map};
 use leptos::callback::UnsyncCallback;
 use leptos::html::{Input, Select};
 use leptos::prelude::*;
@@ -11,6 +9,7 @@ use saltscope_core::query::filter::{JobFilter, OutcomeFilter, TimeRange, TIME_PR
 use saltscope_core::route::{param, query_string};
 use saltscope_core::time::{iso_millis, parse_utc};
 
+use super::location::{use_location, use_navigate, use_query_map, NavigateOptions};
 use super::prefs::use_prefs;
 
 /// The filter in the URL, with what did not read (shown, not swallowed).

@@ -1,19 +1,18 @@
 //! Fleet status: every minion's standing from its latest state run, as a
 //! bar of counts and the list, worst first.
 
-use super::location::NavigateOptions;
-use super::location::{use_navigate, use_query_map};
 use leptos::html::Input;
 use leptos::prelude::*;
-use saltscope_core::text::fixed;
 use std::sync::Arc;
 
 use saltscope_core::query::fleet::{FleetFilter, FleetMinion, FleetReport, FleetStatus};
 use saltscope_core::route::{link, param};
+use saltscope_core::text::fixed;
 use saltscope_core::time::{utc_millis, utc_timestamp};
 use saltscope_core::views;
 
 use super::error::{ErrorPanel, Notes};
+use super::location::{use_navigate, use_query_map, NavigateOptions};
 use super::use_view;
 
 #[component]

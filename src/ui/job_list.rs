@@ -1,8 +1,6 @@
 use std::collections::HashSet;
 use std::time::Duration;
 
-use super::location::NavigateOptions;
-use super::location::{use_navigate, use_query_map};
 use leptos::prelude::*;
 use saltscope_core::export::{ExportKind, ViewFilter};
 use saltscope_core::query::filter::{JobFilter, TimeRange};
@@ -15,6 +13,7 @@ use super::error::{ErrorPanel, Notes};
 use super::export::ExportPanel;
 use super::filter_bar::{FilterBar, FilterFields, NoisyEditor};
 use super::histogram::HistogramChart;
+use super::location::{use_navigate, use_query_map, NavigateOptions};
 use super::prefs::use_prefs;
 use super::visible::{arguments_view, target_view};
 use super::{use_session, use_view};

@@ -1,7 +1,6 @@
 use std::collections::HashMap;
 use std::sync::Arc;
 
-use super::location::use_query_map;
 use leptos::prelude::*;
 use saltscope_core::model::output::StateOutput;
 use saltscope_core::model::{
@@ -14,6 +13,7 @@ use saltscope_core::time::{jid_start_time, utc_timestamp};
 use saltscope_core::views;
 
 use super::error::{ErrorPanel, Notes};
+use super::location::use_query_map;
 use super::states::{StateTable, SummaryLines};
 use super::timeline::Timeline;
 use super::use_view;

@@ -4,7 +4,6 @@
 //! rate, a cap on the rows kept, and "N new events" while the person reads
 //! further down.
 
-use saltscope_core::text::fixed;
 use std::sync::Arc;
 
 use leptos::prelude::*;
@@ -16,6 +15,7 @@ use saltscope_core::query::tail::{
     EventRate, LiveList, TailState, LIVE_KEEP, LIVE_KEEP_CHOICES, TAIL_POLL_MS,
 };
 use saltscope_core::route::link;
+use saltscope_core::text::fixed;
 use saltscope_core::views;
 
 use super::error::{ErrorPanel, Notes};

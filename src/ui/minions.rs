@@ -1,4 +1,3 @@
-use super::location::use_query_map;
 use leptos::prelude::*;
 use saltscope_core::model::Outcome;
 use saltscope_core::query::minions::{LatestReturn, MinionSummary};
@@ -9,6 +8,7 @@ use saltscope_core::views;
 use super::error::{ErrorPanel, Notes};
 use super::filter_bar::{use_job_filter, FilterBar, FilterFields};
 use super::job_list::JobList;
+use super::location::use_query_map;
 use super::prefs::use_prefs;
 use super::use_view;
 

@@ -2,8 +2,7 @@
 //! minion filter, and the progress of the reading with a Cancel.
 
 use super::filter_bar::TimeSelect;
-use super::location::use_navigate;
-use super::location::NavigateOptions;
+use super::location::{use_navigate, NavigateOptions};
 use leptos::html::{Input, Select};
 use leptos::prelude::*;
 use saltscope_core::query::failures::FailureFilter;

@@ -1,16 +1,16 @@
 //! SLS rollups and the slowest states of the fleet.
 
-use saltscope_core::text::fixed;
 use std::sync::Arc;
 
-use super::location::use_query_map;
 use leptos::prelude::*;
 use saltscope_core::query::failures::FailureFilter;
 use saltscope_core::query::sls::{SlowState, SlsReport, SlsRollup};
 use saltscope_core::route::link;
+use saltscope_core::text::fixed;
 use saltscope_core::views;
 
 use super::error::{ErrorPanel, Notes};
+use super::location::use_query_map;
 use super::scan::{ScanFilterBar, ScanProgressLine, ScanState};
 use super::use_view;
 

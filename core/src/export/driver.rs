@@ -4,7 +4,6 @@
 //! bytes are in — so the engine searches while this page becomes CSV, and
 //! an export takes about the longer of the two, not their sum.
 
-use crate::text::fixed;
 use std::cell::{Cell, RefCell};
 use std::future::{poll_fn, Future};
 use std::pin::Pin;
@@ -16,6 +15,7 @@ use futures_util::future::{select, Either};
 use super::plan::ExportPlan;
 use super::spec::ResumeState;
 use crate::engine::{Answer, EngineError, HttpRequest, Transport};
+use crate::text::fixed;
 
 /// Where the CSV goes, page by page (a Blob in the browser, a file or a
 /// buffer natively).

@@ -7,7 +7,6 @@
 
 mod blob;
 
-use saltscope_core::text::fixed;
 use std::rc::Rc;
 
 use leptos::prelude::*;
@@ -18,6 +17,7 @@ use saltscope_core::export::{
     file_name, Column, CsvOptions, ExportKind, ExportPlan, ExportSpec, ViewFilter,
 };
 use saltscope_core::sort;
+use saltscope_core::text::fixed;
 
 use super::error::ErrorPanel;
 use super::prefs::use_prefs;
