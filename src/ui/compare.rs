@@ -147,7 +147,7 @@ fn state_cell(run: &StateRun) -> impl IntoView {
     let changes = if run.changed() { " · changed" } else { "" };
     view! {
         <td>
-            <span class=format!("result-{}", run.result.label().to_lowercase())>{run.result.label()}</span>
+            <span class=format!("result-{}", run.result.label().to_ascii_lowercase())>{run.result.label()}</span>
             {changes}
             {pre_view(&run.comment, "comment")}
         </td>

@@ -96,7 +96,7 @@ fn FleetView(report: Arc<FleetReport>, filter: FleetFilter) -> impl IntoView {
         Some(s) => format!(
             "{} of {total} minions {}",
             picked.minions.len(),
-            s.label().to_lowercase()
+            s.label().to_ascii_lowercase()
         ),
         None => format!("{total} minions"),
     };
