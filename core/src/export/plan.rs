@@ -21,7 +21,7 @@ use super::events::EventsSource;
 use super::hits::HitsSource;
 use super::jobs::JobsSource;
 use super::rows::Row;
-use super::seen::IndexSeen;
+use super::seen::{IndexSeen, SeenHit};
 use super::spec::{After, ExportSpec, Paging, PlanError, ResumeState, ViewFilter};
 use super::ExportKind;
 
@@ -45,9 +45,9 @@ pub(crate) struct Commit {
     /// The engine may renew a PIT's id.
     pub pit_id: Option<String>,
     pub notes: Vec<String>,
-    /// Under `_shard_doc` paging: the `(_index, _id)` of the page's hits, in
-    /// order (see [`IndexSeen`]).
-    pub read: Vec<(String, String)>,
+    /// Under `_shard_doc` paging: the page's hits, in order (see
+    /// [`IndexSeen`]).
+    pub read: Vec<SeenHit>,
 }
 
 /// What a page waits for before its rows can be written: its returns'
@@ -63,7 +63,7 @@ pub(crate) struct Pending {
     /// The page's notes so far, for the commit.
     pub notes: Vec<String>,
     /// See [`Commit::read`].
-    pub read: Vec<(String, String)>,
+    pub read: Vec<SeenHit>,
 }
 
 #[derive(Debug)]
@@ -500,7 +500,7 @@ impl ExportPlan {
                     let index = Value::String(self.seen.index.clone());
                     self.state.after =
                         After::Sort(vec![index, Value::from(-1), "".into(), "".into()]);
-                    self.seen.replaying = true;
+                    self.seen.replay();
                 }
                 self.phase = Phase::Open;
                 Vec::new()

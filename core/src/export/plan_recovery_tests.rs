@@ -175,6 +175,54 @@ fn a_pit_lost_under_document_order_reads_the_index_again_and_skips_what_the_file
 }
 
 #[test]
+fn a_pit_lost_while_reading_doc_values_reads_the_index_again_and_skips_what_the_file_has_by_row() {
+    let mut s = spec(
+        ExportKind::Returns,
+        product(Product::OpenSearch, (3, 8, 0)),
+        2,
+    );
+    s.context.fields.summary = true;
+    let mut plan = ExportPlan::new(s).unwrap();
+    plan.handle(ok(json!({"pit_id": "p"}))).unwrap();
+    // The probe: every return in scope has the summary's fields.
+    plan.handle(ok(page(vec![], 0, None))).unwrap();
+    let first = body(&plan.next_request().unwrap());
+    assert_eq!(first["_source"], false);
+    assert_eq!(first["stored_fields"], "_none_", "no `_id`: {first}");
+    let b = "salt-state_apply-v1";
+    // A hit of doc values: no `_id`.
+    let values = |shard_doc: i64, jid: &str| {
+        json!({"_index": b, "sort": [b, shard_doc, jid, "m"], "fields": {
+            "jid.keyword": [jid], "minion.keyword": ["m"], "fun.keyword": ["state.apply"],
+            "success": [true], "retcode": [0]}})
+    };
+    // The same return stored twice: two equal rows.
+    let mut file = plan
+        .handle(ok(page(vec![values(0, "1"), values(1, "1")], 5, Some("p"))))
+        .unwrap();
+    assert_eq!(plan.handle(lost("no node found for id: n2")).unwrap(), b"");
+    plan.handle(ok(json!({"pit_id": "q"}))).unwrap();
+    let again = body(&plan.next_request().unwrap());
+    assert_eq!(again["search_after"], json!([b, -1, "", ""]));
+    // The new PIT's order differs: both copies are skipped, wherever they come.
+    for hits in [
+        vec![values(0, "2"), values(1, "1")],
+        vec![values(2, "3"), values(3, "1")],
+        vec![values(4, "4")],
+    ] {
+        file.extend(plan.handle(ok(page(hits, 5, Some("q")))).unwrap());
+    }
+    assert!(plan.is_done());
+    let jids: Vec<String> = read_csv(&file)[1..].iter().map(|r| r[1].clone()).collect();
+    assert_eq!(
+        jids,
+        ["1", "1", "2", "3", "4"],
+        "each return once, both copies kept"
+    );
+    assert_eq!(plan.state().docs_read, 5);
+}
+
+#[test]
 fn a_pit_lost_again_and_again_is_an_error_after_a_few_tries_not_a_loop() {
     let mut plan = ExportPlan::new(spec(
         ExportKind::Returns,
