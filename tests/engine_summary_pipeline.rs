@@ -9,7 +9,7 @@
 mod common;
 
 use saltscope_core::engine::native::block_on;
-use saltscope_core::engine::{send_json, Body, HttpRequest, Transport};
+use saltscope_core::engine::{send_json, Body, HttpRequest, Method, PitApi, Transport};
 use saltscope_core::export::{CsvOptions, ExportKind, ExportPlan, ExportSpec, ViewFilter};
 use saltscope_core::model::{HighstateSummary, ReturnDoc, RunSummary};
 use saltscope_core::query::drift::DriftFilter;
@@ -219,4 +219,157 @@ fn with_the_pipeline_the_returns_export_reads_doc_values_and_writes_the_same_fil
         String::from_utf8_lossy(&by_values),
         String::from_utf8_lossy(&by_documents)
     );
+}
+
+/// An index of its own, outside `salt-*`: the real returns run through the
+/// pipeline twice, so every return is there twice (as a returner that
+/// wrote one twice would leave it). One shard, as the returner's indices.
+const LOST_PIT_INDEX: &str = "saltscopelostpit-returns-v1";
+const LOST_PIT_PIPELINE: &str = "saltscope-lostpit-summary";
+
+fn send_ok(engine: &common::TestEngine, request: HttpRequest) -> Value {
+    let what = format!("{} {}", request.method.as_str(), request.path);
+    block_on(send_json(&engine.transport, &request)).unwrap_or_else(|e| panic!("{what}: {e}"))
+}
+
+fn put(path: &str, body: Value) -> HttpRequest {
+    HttpRequest {
+        method: Method::Put,
+        path: path.to_string(),
+        body: Body::Json(body),
+    }
+}
+
+fn drop_lost_pit_index(engine: &common::TestEngine) {
+    for path in [
+        format!("/{LOST_PIT_INDEX}"),
+        format!("/_ingest/pipeline/{LOST_PIT_PIPELINE}"),
+    ] {
+        let _ = block_on(
+            engine
+                .transport
+                .send(&HttpRequest::delete(path, Body::Empty)),
+        );
+    }
+}
+
+/// The returns export of `LOST_PIT_INDEX` as the app drives it, from doc
+/// values; with `lose_after`, the point in time is closed behind the
+/// plan's back after that many requests, as when it expires.
+fn export_doubled(engine: &common::TestEngine, lose_after: Option<usize>) -> (Vec<u8>, ExportPlan) {
+    let mut context = engine.ctx();
+    context.fields.summary = true;
+    context.config.index_pattern = LOST_PIT_INDEX.to_string();
+    let spec = ExportSpec {
+        kind: ExportKind::Returns,
+        columns: ExportKind::Returns.default_columns(),
+        product: engine.connection.product.clone(),
+        context,
+        filter: ViewFilter::Jobs(JobFilter {
+            time: TimeRange::All,
+            show_noisy: true,
+            ..JobFilter::default()
+        }),
+        csv: CsvOptions::default(),
+        page_size: Some(7),
+        keep_alive: "1m".into(),
+    };
+    let mut plan = ExportPlan::new(spec).expect("a returns export");
+    let mut file = Vec::new();
+    let mut sent = 0;
+    while let Some(request) = plan.next_request() {
+        let answer = block_on(engine.transport.send(&request));
+        file.extend(plan.handle(answer).expect("the export's request"));
+        sent += 1;
+        if lose_after == Some(sent) {
+            let close = plan.close_request().expect("a point in time to lose");
+            send_ok(engine, close);
+        }
+    }
+    if let Some(close) = plan.close_request() {
+        let _ = block_on(engine.transport.send(&close));
+    }
+    (file, plan)
+}
+
+fn sorted_lines(file: &[u8]) -> Vec<String> {
+    let mut lines: Vec<String> = String::from_utf8_lossy(file)
+        .split("\r\n")
+        .map(str::to_string)
+        .collect();
+    lines.sort();
+    lines
+}
+
+#[test]
+fn a_point_in_time_lost_while_reading_doc_values_costs_a_re_read_not_a_row() {
+    let Some(engine) = common::engine() else {
+        return;
+    };
+    if !PitApi::of(&engine.connection.product).is_some_and(PitApi::shard_doc) {
+        eprintln!("no `_shard_doc` paging on this engine: no index is read again");
+        return;
+    }
+    drop_lost_pit_index(&engine);
+    send_ok(
+        &engine,
+        put(
+            &format!("/_ingest/pipeline/{LOST_PIT_PIPELINE}"),
+            pipeline(),
+        ),
+    );
+    let template: Value =
+        serde_json::from_str(include_str!("../deploy/index-template/salt-returns.json"))
+            .expect("the index template is JSON");
+    send_ok(
+        &engine,
+        put(
+            &format!("/{LOST_PIT_INDEX}"),
+            json!({"settings": {"number_of_shards": 1, "number_of_replicas": 0},
+                   "mappings": template["template"]["mappings"]}),
+        ),
+    );
+    let returns = json!({"bool": {"filter": [{"exists": {"field": "minion"}}],
+        "must_not": [{"prefix": {"_index": "salt-master-"}}]}});
+    for _ in 0..2 {
+        send_ok(
+            &engine,
+            HttpRequest::post(
+                "/_reindex?refresh=true",
+                Body::Json(json!({
+                    "source": {"index": engine.connection.config.index_pattern, "query": returns},
+                    "dest": {"index": LOST_PIT_INDEX, "pipeline": LOST_PIT_PIPELINE},
+                    // New ids: the second copy is a second document.
+                    "script": {"source": "ctx._id = null"}
+                })),
+            ),
+        );
+    }
+    let count = send_ok(
+        &engine,
+        HttpRequest::get(format!("/{LOST_PIT_INDEX}/_count")),
+    )["count"]
+        .as_u64()
+        .expect("a count");
+    assert!(count > 40, "{count} returns, each twice");
+
+    let (whole, plan) = export_doubled(&engine, None);
+    assert_eq!(plan.state().reads_summary, Some(true), "read as doc values");
+    assert_eq!(plan.state().rows_written, count);
+    // Open, probe, two pages; then the point in time is gone.
+    let (broken, plan) = export_doubled(&engine, Some(4));
+    assert!(
+        plan.notes()
+            .iter()
+            .any(|n| n.contains("point in time was lost")),
+        "{:?}",
+        plan.notes()
+    );
+    assert_eq!(
+        plan.state().rows_written,
+        count,
+        "nothing twice, nothing lost"
+    );
+    assert_eq!(sorted_lines(&broken), sorted_lines(&whole));
+    drop_lost_pit_index(&engine);
 }
