@@ -10,12 +10,13 @@ mod common;
 
 use saltscope_core::engine::native::block_on;
 use saltscope_core::engine::{send_json, Body, HttpRequest, Method, PitApi, Transport};
-use saltscope_core::export::{CsvOptions, ExportKind, ExportPlan, ExportSpec, ViewFilter};
+use saltscope_core::export::{Column, CsvOptions, ExportKind, ExportPlan, ExportSpec, ViewFilter};
 use saltscope_core::model::{HighstateSummary, ReturnDoc, RunSummary};
 use saltscope_core::query::drift::DriftFilter;
 use saltscope_core::query::filter::{JobFilter, TimeRange};
 use saltscope_core::query::fleet::{FleetFilter, FleetReport};
 use saltscope_core::query::summary::ComputedFrom;
+use saltscope_core::query::QueryContext;
 use saltscope_core::views;
 use serde_json::{json, Value};
 
@@ -159,19 +160,19 @@ fn with_the_pipeline_the_fleet_and_drift_agree_with_reading_the_documents() {
     assert_eq!(a, b);
 }
 
-/// The returns export, every column but the output, through the plan as
-/// the app drives it: the file, and whether it read the summary fields.
-fn export_returns(engine: &common::TestEngine, summary: bool) -> (Vec<u8>, Option<bool>, u64) {
-    let mut context = engine.ctx();
-    context.fields.summary = summary;
+/// A returns export of `context`'s indices through the plan as the app
+/// drives it, in small pages (many cursors, each one read off a page's
+/// bytes); with `lose_after`, its point in time is closed behind the
+/// plan's back after that many requests, as when it expires.
+fn run_export(
+    engine: &common::TestEngine,
+    context: QueryContext,
+    columns: Vec<Column>,
+    lose_after: Option<usize>,
+) -> (Vec<u8>, ExportPlan) {
     let spec = ExportSpec {
         kind: ExportKind::Returns,
-        columns: ExportKind::Returns
-            .columns()
-            .iter()
-            .copied()
-            .filter(|c| c.id != "output")
-            .collect(),
+        columns,
         product: engine.connection.product.clone(),
         context,
         filter: ViewFilter::Jobs(JobFilter {
@@ -180,19 +181,39 @@ fn export_returns(engine: &common::TestEngine, summary: bool) -> (Vec<u8>, Optio
             ..JobFilter::default()
         }),
         csv: CsvOptions::default(),
-        // Small pages: many cursors, each one read off a page's bytes.
         page_size: Some(7),
         keep_alive: "1m".into(),
     };
     let mut plan = ExportPlan::new(spec).expect("a returns export");
     let mut file = Vec::new();
+    let mut sent = 0;
     while let Some(request) = plan.next_request() {
         let answer = block_on(engine.transport.send(&request));
         file.extend(plan.handle(answer).expect("the export's request"));
+        sent += 1;
+        if lose_after == Some(sent) {
+            let close = plan.close_request().expect("a point in time to lose");
+            send_ok(engine, close);
+        }
     }
     if let Some(close) = plan.close_request() {
         let _ = block_on(engine.transport.send(&close));
     }
+    (file, plan)
+}
+
+/// The returns export, every column but the output: the file, and whether
+/// it read the summary fields.
+fn export_returns(engine: &common::TestEngine, summary: bool) -> (Vec<u8>, Option<bool>, u64) {
+    let mut context = engine.ctx();
+    context.fields.summary = summary;
+    let columns = ExportKind::Returns
+        .columns()
+        .iter()
+        .copied()
+        .filter(|c| c.id != "output")
+        .collect();
+    let (file, plan) = run_export(engine, context, columns, None);
     assert_eq!(plan.shortfall(), None, "nothing counted was left out");
     (file, plan.state().reads_summary, plan.state().rows_written)
 }
@@ -253,43 +274,17 @@ fn drop_lost_pit_index(engine: &common::TestEngine) {
     }
 }
 
-/// The returns export of `LOST_PIT_INDEX` as the app drives it, from doc
-/// values; with `lose_after`, the point in time is closed behind the
-/// plan's back after that many requests, as when it expires.
+/// The returns export of `LOST_PIT_INDEX`, from doc values.
 fn export_doubled(engine: &common::TestEngine, lose_after: Option<usize>) -> (Vec<u8>, ExportPlan) {
     let mut context = engine.ctx();
     context.fields.summary = true;
     context.config.index_pattern = LOST_PIT_INDEX.to_string();
-    let spec = ExportSpec {
-        kind: ExportKind::Returns,
-        columns: ExportKind::Returns.default_columns(),
-        product: engine.connection.product.clone(),
+    run_export(
+        engine,
         context,
-        filter: ViewFilter::Jobs(JobFilter {
-            time: TimeRange::All,
-            show_noisy: true,
-            ..JobFilter::default()
-        }),
-        csv: CsvOptions::default(),
-        page_size: Some(7),
-        keep_alive: "1m".into(),
-    };
-    let mut plan = ExportPlan::new(spec).expect("a returns export");
-    let mut file = Vec::new();
-    let mut sent = 0;
-    while let Some(request) = plan.next_request() {
-        let answer = block_on(engine.transport.send(&request));
-        file.extend(plan.handle(answer).expect("the export's request"));
-        sent += 1;
-        if lose_after == Some(sent) {
-            let close = plan.close_request().expect("a point in time to lose");
-            send_ok(engine, close);
-        }
-    }
-    if let Some(close) = plan.close_request() {
-        let _ = block_on(engine.transport.send(&close));
-    }
-    (file, plan)
+        ExportKind::Returns.default_columns(),
+        lose_after,
+    )
 }
 
 fn sorted_lines(file: &[u8]) -> Vec<String> {
