@@ -380,29 +380,29 @@ fn App(session: Session) -> impl IntoView {
     location::provide_location();
     view! {
         <header class="topbar">
-                <a href="/" class="brand">"Saltscope"</a>
-                <nav aria-label="Views">
-                    <a href="/">"Jobs"</a>
-                    <a href="/fleet">"Fleet"</a>
-                    <a href="/minions">"Minions"</a>
-                    <a href="/drift">"Drift"</a>
-                    <a href="/failures">"Failures"</a>
-                    <a href="/sls">"SLS"</a>
-                    <a href="/functions">"Functions"</a>
-                    <a href="/events">"Events"</a>
-                    <a href="/audit">"Audit"</a>
-                </nav>
-                <EngineBadge/>
-                <credentials::SignedIn/>
-            </header>
-            <Activity/>
-            <main>
-                <Pages/>
-            </main>
-            <footer class="footer">{move || {
-                let host = session.host.get();
-                (!host.is_empty()).then(|| format!("Engine at {host}"))
-            }}</footer>
+            <a href="/" class="brand">"Saltscope"</a>
+            <nav aria-label="Views">
+                <a href="/">"Jobs"</a>
+                <a href="/fleet">"Fleet"</a>
+                <a href="/minions">"Minions"</a>
+                <a href="/drift">"Drift"</a>
+                <a href="/failures">"Failures"</a>
+                <a href="/sls">"SLS"</a>
+                <a href="/functions">"Functions"</a>
+                <a href="/events">"Events"</a>
+                <a href="/audit">"Audit"</a>
+            </nav>
+            <EngineBadge/>
+            <credentials::SignedIn/>
+        </header>
+        <Activity/>
+        <main>
+            <Pages/>
+        </main>
+        <footer class="footer">{move || {
+            let host = session.host.get();
+            (!host.is_empty()).then(|| format!("Engine at {host}"))
+        }}</footer>
     }
 }
 
