@@ -207,7 +207,13 @@ impl ExportSource for HitsSource {
                             let jid = text_of(source.and_then(|s| s.jid.as_ref()));
                             notes.extend(unread_notes(&h.id, &minion, &jid, &h.notes, false));
                         }
-                        let index = h.index.clone();
+                        // Nothing to copy or hash for paging that never
+                        // reads an index again.
+                        let index = if remember {
+                            h.index.clone()
+                        } else {
+                            String::new()
+                        };
                         // Pages of doc values carry no `_id`: the row is the key.
                         let id_key =
                             (remember && !h.id.is_empty()).then(|| IndexSeen::id_key(&h.id));
@@ -230,12 +236,11 @@ impl ExportSource for HitsSource {
                 let keyed = hits
                     .into_iter()
                     .map(|h| {
-                        let key = if remember {
-                            IndexSeen::id_key(&h.id)
+                        if remember {
+                            (h.index.clone(), IndexSeen::id_key(&h.id), h)
                         } else {
-                            0
-                        };
-                        (h.index.clone(), key, h)
+                            (String::new(), 0, h)
+                        }
                     })
                     .collect();
                 let (hits, read) = at.seen.unwritten(keyed, remember);
