@@ -64,7 +64,8 @@ pub const BOM: &[u8] = b"\xEF\xBB\xBF";
 /// which is nearly always).
 pub fn protect<'a>(cell: &'a str, options: &CsvOptions) -> Cow<'a, str> {
     let mut text = match options.max_cell_chars {
-        Some(max) if cell.chars().count() > max => {
+        // Never more characters than bytes: most cells need no count.
+        Some(max) if cell.len() > max && cell.chars().count() > max => {
             let kept: String = cell.chars().take(max).collect();
             let cut = cell.chars().count() - max;
             Cow::Owned(format!("{kept}… [{cut} more characters cut]"))

@@ -8,11 +8,13 @@ use super::parse_utc;
 /// Epoch milliseconds as ISO 8601 UTC with milliseconds (`…T17:05:07.171Z`).
 pub fn iso_millis(ms: i64) -> String {
     match DateTime::from_timestamp_millis(ms) {
-        Some(t) => format!(
-            "{}.{:03}Z",
-            date_and_clock(&t, 'T'),
-            t.timestamp_subsec_millis()
-        ),
+        Some(t) => {
+            let mut text = date_and_clock(&t, 'T');
+            text.push('.');
+            push_digits(&mut text, t.timestamp_subsec_millis(), 3);
+            text.push('Z');
+            text
+        }
         None => beyond_chrono(ms),
     }
 }
@@ -96,15 +98,34 @@ pub fn time_of_day(us: i64) -> String {
 
 /// `YYYY-MM-DD<sep>hh:mm:ss`.
 fn date_and_clock(t: &DateTime<Utc>, sep: char) -> String {
-    format!(
-        "{:04}-{:02}-{:02}{sep}{:02}:{:02}:{:02}",
-        t.year(),
-        t.month(),
-        t.day(),
-        t.hour(),
-        t.minute(),
-        t.second()
-    )
+    // Digit by digit, not by `format!`: the export prints one per row
+    // (a third of a doc-values row's time went to the formatter).
+    let year = t.year();
+    let mut text = String::with_capacity(24);
+    if (0..=9999).contains(&year) {
+        push_digits(&mut text, year as u32, 4);
+    } else {
+        text.push_str(&format!("{year:04}"));
+    }
+    text.push('-');
+    push_digits(&mut text, t.month(), 2);
+    text.push('-');
+    push_digits(&mut text, t.day(), 2);
+    text.push(sep);
+    push_digits(&mut text, t.hour(), 2);
+    text.push(':');
+    push_digits(&mut text, t.minute(), 2);
+    text.push(':');
+    push_digits(&mut text, t.second(), 2);
+    text
+}
+
+/// `n`'s last `width` decimal digits, zero-padded (`n` < 10^`width`).
+fn push_digits(text: &mut String, n: u32, width: u32) {
+    for place in (0..width).rev() {
+        let digit = (n / 10u32.pow(place)) % 10;
+        text.push(char::from(b'0' + digit as u8));
+    }
 }
 
 /// `.ffffff` as Python's `isoformat()` writes it: nothing when it is 0.
@@ -134,6 +155,38 @@ mod tests {
         assert_eq!(iso_millis(DEC_1_2026 + 123), "2026-12-01T00:00:00.123Z");
         assert_eq!(utc_millis(DEC_1_2026 + 123), "2026-12-01 00:00:00 UTC");
         assert_eq!(iso_millis(i64::MAX), i64::MAX.to_string());
+    }
+
+    #[test]
+    fn digits_print_as_the_formatter_printed_them() {
+        let by_format = |ms: i64| {
+            let t = DateTime::from_timestamp_millis(ms).unwrap();
+            format!(
+                "{:04}-{:02}-{:02}T{:02}:{:02}:{:02}.{:03}Z",
+                t.year(),
+                t.month(),
+                t.day(),
+                t.hour(),
+                t.minute(),
+                t.second(),
+                t.timestamp_subsec_millis()
+            )
+        };
+        // Years -1 to 10001 (the formatter's padding beyond 0..=9999), and
+        // every millisecond, second and minute digit near now.
+        let year_ms: i64 = 31_556_952_000;
+        let mut checked = 0;
+        for ms in (-62_198_755_200_000_i64..253_433_923_200_000).step_by(year_ms as usize / 7) {
+            assert_eq!(iso_millis(ms), by_format(ms));
+            checked += 1;
+        }
+        for ms in (DEC_1_2026 - 3_700_000..DEC_1_2026 + 3_700_000).step_by(37) {
+            assert_eq!(iso_millis(ms), by_format(ms));
+            checked += 1;
+        }
+        assert!(checked > 200_000, "{checked}");
+        // As `{:04}` pads a negative year: the sign counts as a digit.
+        assert_eq!(utc_millis(-62_198_755_200_000), "-001-01-01 00:00:00 UTC");
     }
 
     #[test]
