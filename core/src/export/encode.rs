@@ -29,8 +29,13 @@ pub const FULL_WIDTH_PREFIXES: [char; 4] = ['＝', '＋', '－', '＠'];
 /// with a formula sign, or its first non-blank character is one (Excel
 /// skips leading spaces), in ASCII or full width.
 pub fn looks_like_formula(cell: &str) -> bool {
-    if cell.starts_with(FORMULA_PREFIXES) {
-        return true;
+    match cell.as_bytes().first() {
+        None => return false,
+        // An ASCII first character other than a space is the first
+        // non-blank one (the blanks skipped are a space or not ASCII):
+        // nearly every cell, told without decoding characters.
+        Some(&b) if b.is_ascii() && b != b' ' => return FORMULA_PREFIXES.contains(&char::from(b)),
+        Some(_) => {}
     }
     cell.trim_start_matches([' ', '\u{3000}', '\u{a0}'])
         .starts_with(|c: char| FORMULA_PREFIXES.contains(&c) || FULL_WIDTH_PREFIXES.contains(&c))
@@ -271,6 +276,33 @@ mod tests {
         for cell in ["a=b", "1-2", "e-mail@x", "  plain", "ー"] {
             assert_eq!(protect(cell, &on), cell, "{cell:?}");
         }
+    }
+
+    #[test]
+    fn the_ascii_shortcut_judges_every_cell_as_decoding_it_does() {
+        let by_characters = |cell: &str| {
+            cell.starts_with(FORMULA_PREFIXES)
+                || cell
+                    .trim_start_matches([' ', '\u{3000}', '\u{a0}'])
+                    .starts_with(|c: char| {
+                        FORMULA_PREFIXES.contains(&c) || FULL_WIDTH_PREFIXES.contains(&c)
+                    })
+        };
+        let mut chars: Vec<char> = (0u8..128).map(char::from).collect();
+        chars.extend([
+            '\u{3000}', '\u{a0}', '＝', '＋', '－', '＠', 'é', 'ー', '\u{feff}',
+        ]);
+        let mut cell = String::new();
+        for &a in &chars {
+            for &b in &chars {
+                for c in ['=', 'x'] {
+                    cell.clear();
+                    cell.extend([a, b, c]);
+                    assert_eq!(looks_like_formula(&cell), by_characters(&cell), "{cell:?}");
+                }
+            }
+        }
+        assert!(!looks_like_formula(""));
     }
 
     #[test]
