@@ -1,8 +1,9 @@
 //! What an export under `_shard_doc` paging has written of the index it is
 //! reading, so a lost point in time costs a re-read, not a duplicate row.
 
-use std::collections::HashMap;
 use std::hash::{DefaultHasher, Hash, Hasher};
+
+use nohash_hasher::IntMap;
 
 use super::rows::Row;
 
@@ -21,11 +22,16 @@ use super::rows::Row;
 pub(crate) struct IndexSeen {
     pub index: String,
     /// The hits of `index` in the file, by key.
-    written: HashMap<u64, u32>,
+    written: KeyCounts,
     /// Reading the index again after a lost PIT: the hits of `index` read
     /// since, by key (the first pass needs none: it is `written`).
-    replayed: Option<HashMap<u64, u32>>,
+    replayed: Option<KeyCounts>,
 }
+
+/// Counts by key. A key is already a `DefaultHasher` hash: the maps use it
+/// as it is instead of hashing it again (a tenth of the time of a page of
+/// doc values under a PIT).
+type KeyCounts = IntMap<u64, u32>;
 
 /// One hit of a page, for [`IndexSeen::add`].
 #[derive(Clone, Debug, PartialEq)]
@@ -53,7 +59,7 @@ impl IndexSeen {
 
     /// After a lost PIT: the index is read again from its start.
     pub fn replay(&mut self) {
-        self.replayed = Some(HashMap::new());
+        self.replayed = Some(KeyCounts::default());
     }
 
     /// Which of a page's hits, each `(index, key, item)`, are not in the
@@ -67,7 +73,7 @@ impl IndexSeen {
         let mut kept = Vec::with_capacity(hits.len());
         let mut read = Vec::with_capacity(if remember { hits.len() } else { 0 });
         // Hits of this page with each key so far (a re-read only).
-        let mut on_page: HashMap<u64, u32> = HashMap::new();
+        let mut on_page = KeyCounts::default();
         for (index, key, item) in hits {
             let skipped = match &self.replayed {
                 Some(replayed) if index == self.index => {
