@@ -29,8 +29,7 @@ pub(crate) struct IndexSeen {
 }
 
 /// Counts by key. A key is already a `DefaultHasher` hash: the maps use it
-/// as it is instead of hashing it again (a tenth of the time of a page of
-/// doc values under a PIT).
+/// as it is instead of hashing it again.
 type KeyCounts = IntMap<u64, u32>;
 
 /// One hit of a page, for [`IndexSeen::add`].
