@@ -184,9 +184,12 @@ render() {
       || die "the nginx workers run as $WORKER_USER, who cannot reach $RUNDIR (temp files): give its parent directories o+x, or set SALTSCOPE_WORK elsewhere"
   fi
   write_engine_auth
-  # brotli_static from Debian's libnginx-mod-http-brotli-static, when there.
+  # brotli_static and the brotli filter from Debian's
+  # libnginx-mod-http-brotli-static and -filter, when there.
   local brotli_module=/usr/lib/nginx/modules/ngx_http_brotli_static_module.so load_modules=""
+  local brotli_filter=/usr/lib/nginx/modules/ngx_http_brotli_filter_module.so
   [[ -f $brotli_module ]] && load_modules="load_module $brotli_module;"
+  [[ -f $brotli_filter ]] && load_modules+=$'\n'"load_module $brotli_filter;"
   SALTSCOPE_LOAD_MODULES="$load_modules" \
   SALTSCOPE_LISTEN="$NGINX_HOST:$NGINX_PORT" \
   SALTSCOPE_ROOT="$(cd "$DIST" && pwd)" \
@@ -212,10 +215,15 @@ render() {
   if (( tls )); then
     sed -i 's/^\([[:space:]]*\)#tls /\1/' "$CONF.tmp"
   fi
-  if [[ -n $load_modules ]]; then
+  if [[ -f $brotli_module ]]; then
     sed -i 's/^\([[:space:]]*\)#brotli /\1/' "$CONF.tmp"
   else
     warn "no brotli_static module ($brotli_module): only the .gz copies are served (apt-get install libnginx-mod-http-brotli-static)"
+  fi
+  if [[ -f $brotli_filter ]]; then
+    sed -i 's/^\([[:space:]]*\)#brotli_filter /\1/' "$CONF.tmp"
+  else
+    warn "no brotli filter module ($brotli_filter): the engine's answers are gzipped (apt-get install libnginx-mod-http-brotli-filter)"
   fi
   mv "$CONF.tmp" "$CONF"
 }

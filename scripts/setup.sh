@@ -59,10 +59,12 @@ apt_step() {
   t0=$(now_s)
   # binary -> Debian package
   for pair in nginx:nginx chromium:chromium envsubst:gettext-base curl:curl gzip:gzip \
-              cc:gcc node:nodejs npm:npm pgrep:procps brotli_static:libnginx-mod-http-brotli-static; do
+              cc:gcc node:nodejs npm:npm pgrep:procps brotli_static:libnginx-mod-http-brotli-static \
+              brotli_filter:libnginx-mod-http-brotli-filter; do
     bin=${pair%%:*}; pkg=${pair#*:}
     if [[ $bin == nginx ]]; then [[ -x /usr/sbin/nginx ]] && continue
     elif [[ $bin == brotli_static ]]; then [[ -f /usr/lib/nginx/modules/ngx_http_brotli_static_module.so ]] && continue
+    elif [[ $bin == brotli_filter ]]; then [[ -f /usr/lib/nginx/modules/ngx_http_brotli_filter_module.so ]] && continue
     else have "$bin" && continue
     fi
     missing+=("$pkg")
