@@ -5,7 +5,8 @@
 // so the query, sort, page size and point in time are the app's.
 // SLICES=n fetches n slices of the point in time at once instead (what the
 // export would gain from fetching pages side by side).
-// Prints: rows=<n> seconds=<s> pages=<n> mb=<received MB>
+// Prints: rows=<n> seconds=<s> pages=<n> mb=<MB of JSON> wire_mb=<MB as
+// transferred, compressed: the pages' Resource Timing encodedBodySize>
 //   BASE_URL=… PREFIX=saltgen [SLICES=2] node scripts/bench/fetch_loop.mjs
 import { openBrowser, prefixConfig, serveConfigFor, url } from '../../e2e/harness.mjs';
 
@@ -41,6 +42,8 @@ await panel.getByRole('button', { name: 'Cancel' }).click();
 if (!pitOpen) throw new Error('the app opened no point in time: is this OpenSearch or Elasticsearch ≥ 7.10?');
 
 const result = await page.evaluate(async ({ pitOpen, firstPage, slices }) => {
+  performance.setResourceTimingBufferSize(1e6);
+  performance.clearResourceTimings();
   const t0 = performance.now();
   const opened = await (await fetch(pitOpen.url, { method: 'POST', headers: { 'Content-Type': 'application/json' }, body: pitOpen.body })).json();
   const id = opened.pit_id || opened.id;
@@ -71,7 +74,10 @@ const result = await page.evaluate(async ({ pitOpen, firstPage, slices }) => {
     ? fetch('/es/_pit', { method: 'DELETE', headers: { 'Content-Type': 'application/json' }, body: JSON.stringify({ id }) })
     : fetch('/es/_search/point_in_time', { method: 'DELETE', headers: { 'Content-Type': 'application/json' }, body: JSON.stringify({ pit_id: [id] }) });
   await close.catch(() => {});
-  return { rows, seconds, pages, mb: bytes / 1e6 };
+  const wire = performance.getEntriesByType('resource')
+    .filter((e) => e.name.endsWith('/es/_search'))
+    .reduce((n, e) => n + e.encodedBodySize, 0);
+  return { rows, seconds, pages, mb: bytes / 1e6, wireMb: wire / 1e6 };
 }, { pitOpen, firstPage, slices: SLICES });
-console.log(`rows=${result.rows} seconds=${result.seconds.toFixed(2)} pages=${result.pages} mb=${result.mb.toFixed(0)}`);
+console.log(`rows=${result.rows} seconds=${result.seconds.toFixed(2)} pages=${result.pages} mb=${result.mb.toFixed(0)} wire_mb=${result.wireMb.toFixed(0)}`);
 await b.close();
