@@ -184,13 +184,24 @@ render() {
       || die "the nginx workers run as $WORKER_USER, who cannot reach $RUNDIR (temp files): give its parent directories o+x, or set SALTSCOPE_WORK elsewhere"
   fi
   write_engine_auth
-  # brotli_static and the brotli filter from Debian's
-  # libnginx-mod-http-brotli-static and -filter, when there.
-  local brotli_module=/usr/lib/nginx/modules/ngx_http_brotli_static_module.so load_modules=""
-  local brotli_filter=/usr/lib/nginx/modules/ngx_http_brotli_filter_module.so
-  [[ -f $brotli_module ]] && load_modules="load_module $brotli_module;"
-  [[ -f $brotli_filter ]] && load_modules+=$'\n'"load_module $brotli_filter;"
-  SALTSCOPE_LOAD_MODULES="$load_modules" \
+  # Debian's brotli modules (libnginx-mod-http-brotli-static and -filter),
+  # each loaded when installed; the template's lines marked "#<name> " are
+  # switched on with it.
+  local name module load_modules=() loaded=()
+  local -A without=(
+    [brotli_static]="only the .gz copies are served (apt-get install libnginx-mod-http-brotli-static)"
+    [brotli_filter]="the engine's answers are gzipped (apt-get install libnginx-mod-http-brotli-filter)"
+  )
+  for name in brotli_static brotli_filter; do
+    module=/usr/lib/nginx/modules/ngx_http_${name}_module.so
+    if [[ -f $module ]]; then
+      load_modules+=("load_module $module;")
+      loaded+=("$name")
+    else
+      warn "no $name module ($module): ${without[$name]}"
+    fi
+  done
+  SALTSCOPE_LOAD_MODULES="$(printf '%s\n' "${load_modules[@]}")" \
   SALTSCOPE_LISTEN="$NGINX_HOST:$NGINX_PORT" \
   SALTSCOPE_ROOT="$(cd "$DIST" && pwd)" \
   SALTSCOPE_RUNTIME="$(cd "$RUNDIR" && pwd)" \
@@ -215,16 +226,9 @@ render() {
   if (( tls )); then
     sed -i 's/^\([[:space:]]*\)#tls /\1/' "$CONF.tmp"
   fi
-  if [[ -f $brotli_module ]]; then
-    sed -i 's/^\([[:space:]]*\)#brotli /\1/' "$CONF.tmp"
-  else
-    warn "no brotli_static module ($brotli_module): only the .gz copies are served (apt-get install libnginx-mod-http-brotli-static)"
-  fi
-  if [[ -f $brotli_filter ]]; then
-    sed -i 's/^\([[:space:]]*\)#brotli_filter /\1/' "$CONF.tmp"
-  else
-    warn "no brotli filter module ($brotli_filter): the engine's answers are gzipped (apt-get install libnginx-mod-http-brotli-filter)"
-  fi
+  for name in "${loaded[@]}"; do
+    sed -i "s/^\([[:space:]]*\)#$name /\1/" "$CONF.tmp"
+  done
   mv "$CONF.tmp" "$CONF"
 }
 

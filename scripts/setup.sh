@@ -57,14 +57,14 @@ wait_other_cargo_install() {
 apt_step() {
   local t0 missing=() pkg bin
   t0=$(now_s)
-  # binary -> Debian package
+  # binary (or nginx module) -> Debian package
   for pair in nginx:nginx chromium:chromium envsubst:gettext-base curl:curl gzip:gzip \
-              cc:gcc node:nodejs npm:npm pgrep:procps brotli_static:libnginx-mod-http-brotli-static \
-              brotli_filter:libnginx-mod-http-brotli-filter; do
+              cc:gcc node:nodejs npm:npm pgrep:procps \
+              ngx_http_brotli_static_module.so:libnginx-mod-http-brotli-static \
+              ngx_http_brotli_filter_module.so:libnginx-mod-http-brotli-filter; do
     bin=${pair%%:*}; pkg=${pair#*:}
     if [[ $bin == nginx ]]; then [[ -x /usr/sbin/nginx ]] && continue
-    elif [[ $bin == brotli_static ]]; then [[ -f /usr/lib/nginx/modules/ngx_http_brotli_static_module.so ]] && continue
-    elif [[ $bin == brotli_filter ]]; then [[ -f /usr/lib/nginx/modules/ngx_http_brotli_filter_module.so ]] && continue
+    elif [[ $bin == *.so ]]; then [[ -f /usr/lib/nginx/modules/$bin ]] && continue
     else have "$bin" && continue
     fi
     missing+=("$pkg")
