@@ -63,7 +63,7 @@ for p in saltbench100k:100k saltgen:1M saltb1mp:1M-summary; do
   times+=("$label: browser $(spread "${bs[@]}") s, Python $(spread "${ps[@]}") s, fetch loop $(spread "${fs[@]}") s")
   # What fetching pages side by side would gain: the same loop over two
   # slices of the point in time at once.
-  if [[ $label == 1M-summary ]]; then
+  if [[ $label == 1M* ]]; then
     loops+=("$label, 2 slices at once: $(BASE_URL=http://127.0.0.1:$PORT PREFIX=$prefix SLICES=2 node scripts/bench/fetch_loop.mjs)")
   fi
   awk -v l="$label" -v n="$brows" -v bs="$(median "${bs[@]}")" -v ps="$(median "${ps[@]}")" -v fs="$(median "${fs[@]}")" -v w="$wire" 'BEGIN {
