@@ -1,8 +1,9 @@
 // The floor under the browser export: a bare fetch loop over the very same
 // pages through the same nginx, in the same browser, doing nothing with an
 // answer but find its last `sort` (as the app does, from the end of the
-// bytes). The app's own first page request is captured and its body reused,
-// so the query, sort, page size and point in time are the app's.
+// bytes). The app's own first two page requests are captured and their
+// bodies reused, so the query, sort, page sizes (a short first page, then
+// full ones) and point in time are the app's.
 // SLICES=n fetches n slices of the point in time at once instead (what the
 // export would gain from fetching pages side by side).
 // Prints: rows=<n> seconds=<s> pages=<n> mb=<MB of JSON> wire_mb=<MB as
@@ -21,18 +22,18 @@ await page.getByText('Export CSV', { exact: true }).click();
 const panel = page.getByRole('group', { name: 'Export CSV' });
 await panel.getByLabel('Export', { exact: true }).selectOption('returns');
 
-// The app's point-in-time open and first page, then Cancel.
+// The app's point-in-time open and first two pages, then Cancel.
 let pitOpen = null;
-let firstPage = null;
+const pages = [];
 const captured = new Promise((resolve) => {
   page.on('request', (r) => {
     const u = r.url();
     if (r.method() === 'POST' && /point_in_time|_pit\b/.test(u) && !pitOpen) pitOpen = { url: u.replace(/^https?:\/\/[^/]+/, ''), body: r.postData() };
     // A page has a sort; the probe before it (under the same PIT) has none.
     const body = r.postData() || '';
-    if (r.method() === 'POST' && /\/_search$/.test(u) && body.includes('"pit"') && body.includes('"sort"') && !firstPage) {
-      firstPage = JSON.parse(body);
-      resolve();
+    if (r.method() === 'POST' && /\/_search$/.test(u) && body.includes('"pit"') && body.includes('"sort"') && pages.length < 2) {
+      pages.push(JSON.parse(body));
+      if (pages.length === 2) resolve();
     }
   });
 });
@@ -40,14 +41,14 @@ await panel.getByRole('button', { name: 'Start export' }).click();
 await captured;
 await panel.getByRole('button', { name: 'Cancel' }).click();
 if (!pitOpen) throw new Error('the app opened no point in time: is this OpenSearch or Elasticsearch ≥ 7.10?');
+const [firstPage, { size }] = pages;
 
-const result = await page.evaluate(async ({ pitOpen, firstPage, slices }) => {
+const result = await page.evaluate(async ({ pitOpen, firstPage, size, slices }) => {
   performance.setResourceTimingBufferSize(1e6);
   performance.clearResourceTimings();
   const t0 = performance.now();
   const opened = await (await fetch(pitOpen.url, { method: 'POST', headers: { 'Content-Type': 'application/json' }, body: pitOpen.body })).json();
   const id = opened.pit_id || opened.id;
-  const size = firstPage.size;
   let rows = 0; let pages = 0; let bytes = 0;
   // Only a page's ends are decoded, as the app reads its cursor from the
   // end of the bytes: decoding every page whole into a string cost this
@@ -64,7 +65,8 @@ const result = await page.evaluate(async ({ pitOpen, firstPage, slices }) => {
     for (;;) {
       // The total is asked for on the first page, as the app does; a full
       // page holds `size` hits, and only a short one is counted hit by hit.
-      const body = { ...firstPage, pit: { ...firstPage.pit, id }, track_total_hits: total === null };
+      const first = total === null;
+      const body = { ...firstPage, pit: { ...firstPage.pit, id }, track_total_hits: first, size: first ? firstPage.size : size };
       if (slices > 1) body.slice = { id: slice, max: slices };
       if (after) body.search_after = after; else delete body.search_after;
       const answer = new Uint8Array(await (await fetch('/es/_search', { method: 'POST', headers: { 'Content-Type': 'application/json' }, body: JSON.stringify(body) })).arrayBuffer());
@@ -78,9 +80,10 @@ const result = await page.evaluate(async ({ pitOpen, firstPage, slices }) => {
       const at = tail.lastIndexOf('"sort":[');
       if (at < 0) break;
       after = JSON.parse(tail.slice(at + 7, tail.indexOf(']', at) + 1));
-      const n = total - read >= size ? size : decode(answer).split('"sort":[').length - 1;
+      const want = body.size;
+      const n = total - read >= want ? want : decode(answer).split('"sort":[').length - 1;
       read += n;
-      if (n < size) break;
+      if (n < want) break;
     }
     rows += read;
   }
@@ -94,6 +97,6 @@ const result = await page.evaluate(async ({ pitOpen, firstPage, slices }) => {
     .filter((e) => e.name.endsWith('/es/_search'))
     .reduce((n, e) => n + e.encodedBodySize, 0);
   return { rows, seconds, pages, mb: bytes / 1e6, wireMb: wire / 1e6 };
-}, { pitOpen, firstPage, slices: SLICES });
+}, { pitOpen, firstPage, size, slices: SLICES });
 console.log(`rows=${result.rows} seconds=${result.seconds.toFixed(2)} pages=${result.pages} mb=${result.mb.toFixed(0)} wire_mb=${result.wireMb.toFixed(0)}`);
 await b.close();

@@ -89,8 +89,26 @@ pub(crate) fn search_path(index: &str) -> String {
     )
 }
 
-/// The page after `after`; `count` asks for the total (the first page).
-fn page_request_at(at: &Position, after: &After, count: bool) -> HttpRequest {
+/// Hits on the first page. The export reads a page while the next one is
+/// fetched, but nothing overlaps the first fetch: a short first page gets
+/// the reading going sooner.
+const FIRST_PAGE: usize = 1000;
+
+/// The size of the next page to read: short while nothing is read yet.
+/// The page's request and the reading of its answer both ask this, so a
+/// full page (one more to come) is told from the last.
+fn page_size(at: &Position) -> usize {
+    let first = at.state.total.is_none() && at.state.docs_read == 0;
+    if first {
+        at.page_size().min(FIRST_PAGE)
+    } else {
+        at.page_size()
+    }
+}
+
+/// The page after `after`, of `size` hits; `count` asks for the total
+/// (the first page).
+fn page_request_at(at: &Position, after: &After, size: usize, count: bool) -> HttpRequest {
     let spec = at.spec;
     let paging = at.state.paging;
     // The whole `_source`: filtering it makes the engine parse every
@@ -98,7 +116,7 @@ fn page_request_at(at: &Position, after: &After, count: bool) -> HttpRequest {
     // page with a field list against 43-60 ms without); the typed reader
     // skips what no column needs.
     let mut body = json!({
-        "size": at.page_size(),
+        "size": size,
         "query": hits_query(at),
         "sort": hits_sort(paging, &spec.context.fields),
         "track_total_hits": count,
@@ -150,13 +168,14 @@ impl ExportSource for HitsSource {
     }
 
     fn page_request(&self, at: &Position) -> HttpRequest {
-        page_request_at(at, &at.state.after, at.state.total.is_none())
+        page_request_at(at, &at.state.after, page_size(at), at.state.total.is_none())
     }
 
     fn request_after(&self, at: &Position, answer: &[u8]) -> Option<HttpRequest> {
         let after = After::Sort(last_sort_values(answer)?);
-        // The total is asked for once, on the first page.
-        Some(page_request_at(at, &after, false))
+        // The page after the one just fetched: never the first, so full;
+        // the total is asked for once, on the first page.
+        Some(page_request_at(at, &after, at.page_size(), false))
     }
 
     fn read_page(&self, at: &Position, reply: Reply) -> Result<Step, EngineError> {
@@ -164,7 +183,7 @@ impl ExportSource for HitsSource {
         // The returns export without the output column needs only each
         // return's state totals: tallied from the bytes, no states built.
         let tally = spec.kind == ExportKind::Returns && !spec.wants(id::OUTPUT);
-        let size = at.page_size();
+        let size = page_size(at);
         let (page, hits) = if tally {
             let (i, h) = read_hits_page::<ReturnFields<StateTally>>(&reply.url, &reply.body, size)?;
             (i, Hits::Tallied(h))

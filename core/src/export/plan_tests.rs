@@ -442,3 +442,31 @@ fn a_return_nested_too_deep_to_read_is_in_the_file_with_a_note_naming_it() {
         [format!("{note}; it has no rows in this file")]
     );
 }
+
+#[test]
+fn the_first_page_is_short_and_the_rest_full() {
+    let os = product(Product::OpenSearch, (3, 8, 0));
+    let mut plan = ExportPlan::new(spec(ExportKind::Returns, os, 10_000)).unwrap();
+    plan.handle(ok(json!({"pit_id": "p1"}))).unwrap();
+    let first = plan.next_request().unwrap();
+    assert_eq!(body(&first)["size"], 1000);
+    let hits: Vec<Value> = (0..1000)
+        .map(|i| hit(&format!("{i}"), "m", 5000 - i, None))
+        .collect();
+    let full = serde_json::to_vec(&page(hits, 20_000, Some("p1"))).unwrap();
+    let early = plan.request_after(&full).unwrap();
+    plan.handle(bytes(full)).unwrap();
+    assert!(
+        !plan.is_done(),
+        "1,000 hits fill the first page: more to come"
+    );
+    let second = plan.next_request().unwrap();
+    assert_eq!(body(&second)["size"], 10_000);
+    assert_eq!(Some(&second), Some(&early), "the guess held");
+    // A second page of 1,000 is short: the last.
+    let hits: Vec<Value> = (0..1000)
+        .map(|i| hit(&format!("{i}"), "n", 3000 - i, None))
+        .collect();
+    plan.handle(ok(page(hits, 20_000, Some("p1")))).unwrap();
+    assert!(plan.is_done());
+}
