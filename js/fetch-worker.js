@@ -1,37 +1,88 @@
-// The CSV export's fetches, off the page's main thread. Reading a large
-// answer's body on the main thread (Chromium does it there for fetch())
-// waits while the previous page is being turned into CSV; here the next page
-// arrives while the app reads this one. See src/worker.rs.
+// The CSV export's fetches, off the page's main thread (src/worker.rs): the
+// next page arrives here while the app turns this one into CSV.
 //
-// In:  {id, url, method, headers, body}  — start a request
-//      {abort: id}                        — stop one
-// Out: {id, status, ok, retryAfter, buffer} — the body, transferred, not copied
-//      {id, error}                        — the network failed (or aborted)
+// A page may name the next (`next`: its URL, and its body with `cursor`
+// where the last hit's `sort` goes; core's NextPage). It is sent as soon as
+// this answer is in, not once the app gets to ask; when the app asks for
+// that very request, byte for byte, it gets this one. One page at most ahead.
+//
+// In:  {id, url, method, headers, body, next?} | {abort: id}
+// Out: {id, status, ok, retryAfter, buffer (transferred)} | {id, error}
 'use strict';
 
 const running = new Map();
+// The page sent ahead: {url, body, controller, answer}.
+let ahead = null;
+
+function send(url, method, headers, body) {
+  const controller = new AbortController();
+  const answer = fetch(url, { method, headers, body: body ?? undefined, signal: controller.signal, cache: 'no-store' })
+    .then(async (response) => ({
+      status: response.status,
+      ok: response.ok,
+      retryAfter: response.headers.get('Retry-After'),
+      buffer: await response.arrayBuffer(),
+    }))
+    .catch((e) => ({ error: String((e && e.message) || e) }));
+  return { url, body, controller, answer };
+}
+
+const decoder = new TextDecoder();
+
+// The text of the answer's last `"sort":[…]` array, as the engine wrote it
+// (the app reads its own cursor the same way: core/src/export/page.rs).
+function lastSort(buffer) {
+  const bytes = new Uint8Array(buffer);
+  for (const from of [Math.max(0, bytes.length - 65536), 0]) {
+    const text = decoder.decode(bytes.subarray(from));
+    const at = text.lastIndexOf('"sort":[');
+    if (at >= 0) return arrayAt(text, at + 7);
+    if (from === 0) break;
+  }
+  return null;
+}
+
+function arrayAt(text, start) {
+  let depth = 0;
+  let quoted = false;
+  for (let i = start; i < text.length; i++) {
+    const c = text[i];
+    if (quoted) {
+      if (c === '\\') i++;
+      else if (c === '"') quoted = false;
+    } else if (c === '"') quoted = true;
+    else if (c === '[') depth++;
+    else if (c === ']' && --depth === 0) return text.slice(start, i + 1);
+  }
+  return null;
+}
 
 onmessage = async ({ data }) => {
   if (data.abort !== undefined) {
     running.get(data.abort)?.abort();
+    running.delete(data.abort);
     return;
   }
-  const controller = new AbortController();
-  running.set(data.id, controller);
-  try {
-    const response = await fetch(data.url, {
-      method: data.method,
-      headers: data.headers,
-      body: data.body ?? undefined,
-      signal: controller.signal,
-      cache: 'no-store',
-    });
-    const buffer = await response.arrayBuffer();
-    const retryAfter = response.headers.get('Retry-After');
-    postMessage({ id: data.id, status: response.status, ok: response.ok, retryAfter, buffer }, [buffer]);
-  } catch (e) {
-    postMessage({ id: data.id, error: String((e && e.message) || e) });
-  } finally {
-    running.delete(data.id);
+  let request;
+  if (ahead && ahead.url === data.url && ahead.body === data.body) {
+    request = ahead;
+    ahead = null;
+  } else {
+    request = send(data.url, data.method, data.headers, data.body);
+  }
+  running.set(data.id, request.controller);
+  const answer = await request.answer;
+  running.delete(data.id);
+  if (data.next && answer.ok && !request.controller.signal.aborted) {
+    const sort = lastSort(answer.buffer);
+    if (sort) {
+      ahead?.controller.abort();
+      ahead = send(data.next.url, data.method, data.headers, data.next.body.replace(data.next.cursor, () => sort));
+    }
+  }
+  if (answer.error !== undefined) {
+    postMessage({ id: data.id, error: answer.error });
+  } else {
+    postMessage({ id: data.id, ...answer }, [answer.buffer]);
   }
 };

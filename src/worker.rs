@@ -5,7 +5,9 @@
 //! the thread that made it: on the page's main thread that reading waits
 //! while the app turns the previous page into CSV, so the next page, asked
 //! for early, gained little; from the worker its bytes arrive meanwhile and
-//! come over transferred, not copied. Where no worker starts (a missing
+//! come over transferred, not copied. A page that names the page after it
+//! (`NextPage`) has that page sent by the worker as soon as its answer is
+//! in, before the app has read it. Where no worker starts (a missing
 //! file, a CSP without `worker-src 'self'`), the same requests go from the
 //! main thread.
 
@@ -14,7 +16,7 @@ use std::collections::HashMap;
 use std::rc::Rc;
 
 use js_sys::{Object, Promise, Reflect, Uint8Array};
-use saltscope_core::engine::{ExchangeError, Exchanged, HttpRequest};
+use saltscope_core::engine::{ExchangeError, Exchanged, HttpRequest, LAST_SORT};
 use wasm_bindgen::closure::Closure;
 use wasm_bindgen::{JsCast, JsValue};
 use wasm_bindgen_futures::JsFuture;
@@ -153,6 +155,7 @@ impl ExportWorker {
             ("method", JsValue::from_str(request.method.as_str())),
             ("headers", h.into()),
             ("body", body),
+            ("next", next_page(url, request)),
         ] {
             let _ = Reflect::set(&message, &key.into(), &value);
         }
@@ -182,6 +185,24 @@ impl ExportWorker {
             retry_after: get(&data, "retryAfter").as_string(),
         })
     }
+}
+
+/// The page after this one, for the worker to send as soon as this answer
+/// is in (`NextPage`): its URL on the same host, its body with the cursor
+/// left out; `undefined` for any other request.
+fn next_page(url: &str, request: &HttpRequest) -> JsValue {
+    let (Some(next), Some(host)) = (&request.next_page, url.strip_suffix(&request.path)) else {
+        return JsValue::UNDEFINED;
+    };
+    let message = Object::new();
+    for (key, value) in [
+        ("url", format!("{host}{}", next.path)),
+        ("body", next.body.clone()),
+        ("cursor", LAST_SORT.to_string()),
+    ] {
+        let _ = Reflect::set(&message, &key.into(), &JsValue::from_str(&value));
+    }
+    message.into()
 }
 
 fn get(object: &JsValue, key: &str) -> JsValue {

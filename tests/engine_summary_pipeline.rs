@@ -254,11 +254,7 @@ fn send_ok(engine: &common::TestEngine, request: HttpRequest) -> Value {
 }
 
 fn put(path: &str, body: Value) -> HttpRequest {
-    HttpRequest {
-        method: Method::Put,
-        path: path.to_string(),
-        body: Body::Json(body),
-    }
+    HttpRequest::new(Method::Put, path, Body::Json(body))
 }
 
 fn drop_lost_pit_index(engine: &common::TestEngine) {

@@ -105,6 +105,44 @@ test('a states export of over a million generated rows finishes with a flat JS h
   errors.assertNone();
 });
 
+test('the next page is asked for while the tab is still busy, and no page is fetched twice', { timeout: 300000 }, async () => {
+  const { page, errors, panel } = await generatedPage();
+  await panel.getByLabel('Export', { exact: true }).selectOption('returns');
+  const pages = [];
+  let release;
+  const held = new Promise((resolve) => { release = resolve; });
+  await page.route('**/es/_search', async (route) => {
+    const body = route.request().postData() || '';
+    if (body.includes('"sort"')) {
+      pages.push(body);
+      // The second page waits until the tab is stopped.
+      if (pages.length === 2) await held;
+    }
+    await route.continue();
+  });
+  const cdp = await page.context().newCDPSession(page);
+  await cdp.send('Debugger.enable');
+  const stopped = new Promise((resolve) => cdp.once('Debugger.paused', resolve));
+  await panel.getByRole('button', { name: 'Start export' }).click();
+  // The first page read: the tab has asked for the second.
+  const progress = await panel.getByText(/^\d+ rows written \(\d+ documents read of \d+ documents\)/).textContent();
+  const total = Number(progress.match(/of (\d+) documents/)[1]);
+  assert.ok(total > 10000, `more than one full page: ${total}`);
+  assert.equal(pages.length, 2);
+  // The tab stops as the second page comes in, before it could ask for the
+  // third: only the export's worker can still ask for it.
+  await cdp.send('Debugger.pause');
+  release();
+  await stopped;
+  await eventually(() => pages.length >= 3, 'the third page is asked for while the tab is stopped', { timeout: 20000 });
+  await cdp.send('Debugger.resume');
+  await downloadLink(panel).waitFor({ timeout: 240000 });
+  assert.equal(await rowsDone(panel), total, 'one row per return counted on the first page');
+  assert.equal(new Set(pages).size, pages.length, 'no page asked for twice');
+  await eventually(async () => (await openPits()).length === 0, 'the point in time closed after the last page', { timeout: 10000 });
+  errors.assertNone();
+});
+
 test('cancelling an export mid-way closes its point in time on the engine', async () => {
   assert.deepEqual(await openPits(), [], 'no point in time open before');
   const { errors, panel } = await generatedPage();

@@ -23,5 +23,5 @@ pub use msearch::{
 };
 pub use pit::{pit_expired, pit_lost, pit_unavailable, PitApi};
 pub use product::{Product, ProductInfo};
-pub use request::{encode_component, Body, HttpRequest, Method};
+pub use request::{encode_component, Body, HttpRequest, Method, NextPage, LAST_SORT};
 pub use transport::{reply, send_json, Answer, Reply, Transport};

@@ -58,31 +58,70 @@ pub struct HttpRequest {
     pub method: Method,
     pub path: String,
     pub body: Body,
+    /// A page that knows the page after it: see [`NextPage`].
+    pub next_page: Option<Box<NextPage>>,
+}
+
+/// The request for the page after a page, but for its cursor: its body has
+/// `"search_after":`[`LAST_SORT`], where the last hit's `sort` array of the
+/// page's answer goes, as the engine wrote it. An exchange may send that
+/// request the moment the answer is in, before the app has read the page
+/// (the export's worker does: `js/fetch-worker.js`), and hand its answer
+/// over when the app sends that very request. The app still decides what
+/// comes next: a request that differs by a byte is sent as usual.
+#[derive(Clone, Debug, PartialEq)]
+pub struct NextPage {
+    pub path: String,
+    /// The body's text, [`LAST_SORT`] in it once.
+    pub body: String,
+}
+
+/// Where [`NextPage::body`] takes the cursor.
+pub const LAST_SORT: &str = r#"["saltscope:last-sort"]"#;
+
+impl NextPage {
+    /// The next page as `request`, whose body's `search_after` is
+    /// [`NextPage::cursor`]: the one place [`LAST_SORT`] appears in it.
+    pub fn of(request: &HttpRequest) -> NextPage {
+        NextPage {
+            path: request.path.clone(),
+            body: request.body.text(),
+        }
+    }
+
+    /// The placeholder a page request's `search_after` holds in the
+    /// template [`NextPage::of`] reads.
+    pub fn cursor() -> Vec<serde_json::Value> {
+        vec![serde_json::Value::String("saltscope:last-sort".into())]
+    }
+
+    /// The body with `sort` (the raw text of the answer's last `sort`
+    /// array) as its cursor: what the exchange sends.
+    pub fn body_after(&self, sort: &str) -> String {
+        self.body.replacen(LAST_SORT, sort, 1)
+    }
 }
 
 impl HttpRequest {
-    pub fn get(path: impl Into<String>) -> HttpRequest {
+    pub fn new(method: Method, path: impl Into<String>, body: Body) -> HttpRequest {
         HttpRequest {
-            method: Method::Get,
+            method,
             path: path.into(),
-            body: Body::Empty,
+            body,
+            next_page: None,
         }
+    }
+
+    pub fn get(path: impl Into<String>) -> HttpRequest {
+        HttpRequest::new(Method::Get, path, Body::Empty)
     }
 
     pub fn post(path: impl Into<String>, body: Body) -> HttpRequest {
-        HttpRequest {
-            method: Method::Post,
-            path: path.into(),
-            body,
-        }
+        HttpRequest::new(Method::Post, path, body)
     }
 
     pub fn delete(path: impl Into<String>, body: Body) -> HttpRequest {
-        HttpRequest {
-            method: Method::Delete,
-            path: path.into(),
-            body,
-        }
+        HttpRequest::new(Method::Delete, path, body)
     }
 
     /// Whether sending it twice does no harm: every request Saltscope sends
@@ -116,6 +155,18 @@ mod tests {
     fn index_patterns_stay_readable_and_the_rest_is_encoded() {
         assert_eq!(encode_component("salt-*,x"), "salt-*,x");
         assert_eq!(encode_component("a b/é?"), "a%20b%2F%C3%A9%3F");
+    }
+
+    #[test]
+    fn the_next_pages_cursor_is_written_as_the_placeholder_the_exchange_fills() {
+        let body = Body::Json(serde_json::json!({"search_after": NextPage::cursor(), "size": 2}));
+        let request = HttpRequest::post("/_search", body);
+        let next = NextPage::of(&request);
+        assert_eq!(next.body.matches(LAST_SORT).count(), 1);
+        assert_eq!(
+            next.body_after("[1,\"a\"]"),
+            r#"{"search_after":[1,"a"],"size":2}"#
+        );
     }
 
     #[test]

@@ -14,7 +14,8 @@ use super::spec::{After, Paging, STATE_FUNCTIONS};
 use super::summary;
 use super::ExportKind;
 use crate::engine::{
-    encode_component, msearch_request, read_msearch, Body, EngineError, HttpRequest, Reply,
+    encode_component, msearch_request, read_msearch, Body, EngineError, HttpRequest, NextPage,
+    Reply,
 };
 use crate::model::{ReturnData, ReturnDoc, ReturnFields, StateTally};
 use crate::query::filter::OutcomeFilter;
@@ -107,8 +108,16 @@ fn page_size(at: &Position) -> usize {
 }
 
 /// The page after `after`, of `size` hits; `count` asks for the total
-/// (the first page).
+/// (the first page). It names the page after it, so that page can be on
+/// its way before this one is read (see [`NextPage`]).
 fn page_request_at(at: &Position, after: &After, size: usize, count: bool) -> HttpRequest {
+    let next = page_search(at, &After::Sort(NextPage::cursor()), at.page_size(), false);
+    let mut request = page_search(at, after, size, count);
+    request.next_page = Some(Box::new(NextPage::of(&next)));
+    request
+}
+
+fn page_search(at: &Position, after: &After, size: usize, count: bool) -> HttpRequest {
     let spec = at.spec;
     let paging = at.state.paging;
     // The whole `_source`: filtering it makes the engine parse every

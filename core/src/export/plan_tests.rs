@@ -443,6 +443,54 @@ fn a_return_nested_too_deep_to_read_is_in_the_file_with_a_note_naming_it() {
     );
 }
 
+/// The raw text of the last `sort` array in an answer, as an exchange
+/// reads it to fill `NextPage::body` (`js/fetch-worker.js`).
+fn raw_last_sort(answer: &[u8]) -> String {
+    const KEY: &[u8] = b"\"sort\":[";
+    let at = answer.windows(KEY.len()).rposition(|w| w == KEY).unwrap() + KEY.len() - 1;
+    serde_json::Deserializer::from_slice(&answer[at..])
+        .into_iter::<&serde_json::value::RawValue>()
+        .next()
+        .unwrap()
+        .unwrap()
+        .get()
+        .to_string()
+}
+
+#[test]
+fn each_page_names_the_next_and_the_answer_fills_it_in_byte_for_byte() {
+    for (engine, version) in [
+        (Product::OpenSearch, (3, 8, 0)),
+        (Product::Elasticsearch, (8, 15, 0)),
+        (Product::Elasticsearch, (7, 9, 0)),
+    ] {
+        let mut plan =
+            ExportPlan::new(spec(ExportKind::Returns, product(engine, version), 2)).unwrap();
+        if plan.state().paging.is_pit() {
+            plan.handle(ok(json!({"pit_id": "p1", "id": "p1"})))
+                .unwrap();
+        }
+        let mut sent = plan.next_request().unwrap();
+        for (i, minion) in ["a", "é\"\\/ü", "c"].iter().enumerate() {
+            let hits = vec![
+                hit("2", "z", 20 - i as i64, Some(4)),
+                hit("1", minion, 10 - i as i64, Some(1 << 40)),
+            ];
+            let answer = serde_json::to_vec(&page(hits, 9, Some("p1"))).unwrap();
+            let next_page = sent.next_page.clone().expect("a page names the next");
+            plan.handle(bytes(answer.clone())).unwrap();
+            let next = plan.next_request().unwrap();
+            assert_eq!(next_page.path, next.path);
+            assert_eq!(
+                next_page.body_after(&raw_last_sort(&answer)),
+                next.body.text(),
+                "{engine:?} page {i}: what an exchange sends ahead is what the plan sends"
+            );
+            sent = next;
+        }
+    }
+}
+
 #[test]
 fn the_first_page_is_short_and_the_rest_full() {
     let os = product(Product::OpenSearch, (3, 8, 0));
@@ -450,6 +498,7 @@ fn the_first_page_is_short_and_the_rest_full() {
     plan.handle(ok(json!({"pit_id": "p1"}))).unwrap();
     let first = plan.next_request().unwrap();
     assert_eq!(body(&first)["size"], 1000);
+    assert!(first.next_page.unwrap().body.contains(r#""size":10000"#));
     let hits: Vec<Value> = (0..1000)
         .map(|i| hit(&format!("{i}"), "m", 5000 - i, None))
         .collect();

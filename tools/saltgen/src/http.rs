@@ -21,11 +21,7 @@ impl Http {
     /// Sends `method path` with a JSON or NDJSON body; the status and the
     /// answer's text, whatever the status (a network failure is an error).
     pub fn req(&self, method: Method, path: &str, body: Body) -> Result<(u16, String), String> {
-        let request = HttpRequest {
-            method,
-            path: path.to_string(),
-            body,
-        };
+        let request = HttpRequest::new(method, path, body);
         match block_on(self.client.send(&request)) {
             Ok(reply) => Ok((200, String::from_utf8_lossy(&reply.body).into_owned())),
             Err(EngineError::Status { status, reason, .. }) => Ok((status, reason)),
