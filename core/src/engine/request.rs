@@ -80,8 +80,9 @@ pub struct NextPage {
 pub const LAST_SORT: &str = r#"["saltscope:last-sort"]"#;
 
 impl NextPage {
-    /// The next page as `request`, whose body's `search_after` is
-    /// [`NextPage::cursor`]: the one place [`LAST_SORT`] appears in it.
+    /// `request` as the template of the page after another: it was built
+    /// with [`NextPage::cursor`] as its `search_after`, the one place
+    /// [`LAST_SORT`] appears in its body.
     pub fn of(request: &HttpRequest) -> NextPage {
         NextPage {
             path: request.path.clone(),
@@ -89,8 +90,8 @@ impl NextPage {
         }
     }
 
-    /// The placeholder a page request's `search_after` holds in the
-    /// template [`NextPage::of`] reads.
+    /// The `search_after` to build a template with: it is written as
+    /// [`LAST_SORT`].
     pub fn cursor() -> Vec<serde_json::Value> {
         vec![serde_json::Value::String("saltscope:last-sort".into())]
     }
