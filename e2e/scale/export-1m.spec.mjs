@@ -139,6 +139,10 @@ test('the next page is asked for while the tab is still busy, and no page is fet
   await downloadLink(panel).waitFor({ timeout: 240000 });
   assert.equal(await rowsDone(panel), total, 'one row per return counted on the first page');
   assert.equal(new Set(pages).size, pages.length, 'no page asked for twice');
+  // A short first page, full ones, then the short (or empty) last one:
+  // nothing sent ahead past the total.
+  const [first, full] = pages.slice(0, 2).map((body) => JSON.parse(body).size);
+  assert.equal(pages.length, 2 + Math.floor((total - first) / full), `pages of ${first}, then ${full}, for ${total} returns`);
   await eventually(async () => (await openPits()).length === 0, 'the point in time closed after the last page', { timeout: 10000 });
   errors.assertNone();
 });

@@ -107,13 +107,31 @@ fn page_size(at: &Position) -> usize {
     }
 }
 
-/// The page after `after`, of `size` hits; `count` asks for the total
-/// (the first page). It names the page after it, so that page can be on
-/// its way before this one is read (see [`NextPage`]).
-fn page_request_at(at: &Position, after: &After, size: usize, count: bool) -> HttpRequest {
-    let next = page_search(at, &After::Sort(NextPage::cursor()), at.page_size(), false);
+/// Whether the engine may hold hits after the first `from`: always while
+/// the total is unknown. It decides only what is asked for ahead: the
+/// export still ends on a short page, so a wrong answer (an index growing
+/// without a PIT; `docs_read` ahead of the position while a lost PIT's
+/// index is read again) costs one page's overlap, never a row.
+fn more_after(at: &Position, from: u64) -> bool {
+    at.state.total.is_none_or(|total| from < total)
+}
+
+/// The page after `after` (the first `from` hits), of `size` hits; `count`
+/// asks for the total (the first page). Unless it reaches the total, it
+/// names the page after it, so that page can be on its way before this one
+/// is read (see [`NextPage`]).
+fn page_request_at(
+    at: &Position,
+    after: &After,
+    from: u64,
+    size: usize,
+    count: bool,
+) -> HttpRequest {
     let mut request = page_search(at, after, size, count);
-    request.next_page = Some(Box::new(NextPage::of(&next)));
+    if more_after(at, from + size as u64) {
+        let next = page_search(at, &After::Sort(NextPage::cursor()), at.page_size(), false);
+        request.next_page = Some(Box::new(NextPage::of(&next)));
+    }
     request
 }
 
@@ -177,14 +195,26 @@ impl ExportSource for HitsSource {
     }
 
     fn page_request(&self, at: &Position) -> HttpRequest {
-        page_request_at(at, &at.state.after, page_size(at), at.state.total.is_none())
+        let from = at.state.docs_read;
+        page_request_at(
+            at,
+            &at.state.after,
+            from,
+            page_size(at),
+            at.state.total.is_none(),
+        )
     }
 
     fn request_after(&self, at: &Position, answer: &[u8]) -> Option<HttpRequest> {
+        // The page after the one just fetched, not yet read.
+        let from = at.state.docs_read + page_size(at) as u64;
+        if !more_after(at, from) {
+            return None;
+        }
         let after = After::Sort(last_sort_values(answer)?);
-        // The page after the one just fetched: never the first, so full;
-        // the total is asked for once, on the first page.
-        Some(page_request_at(at, &after, at.page_size(), false))
+        // Never the first page, so full; the total is asked for once, on
+        // the first page.
+        Some(page_request_at(at, &after, from, at.page_size(), false))
     }
 
     fn read_page(&self, at: &Position, reply: Reply) -> Result<Step, EngineError> {

@@ -183,7 +183,7 @@ fn the_next_page_is_requested_from_the_end_of_the_bytes_and_the_guess_is_checked
     plan.handle(ok(json!({"pit_id": "p1"}))).unwrap();
     let full = serde_json::to_vec(&page(
         vec![hit("2", "a", 20, Some(4)), hit("1", "b", 10, Some(7))],
-        3,
+        5,
         Some("p1"),
     ))
     .unwrap();
@@ -199,16 +199,16 @@ fn the_next_page_is_requested_from_the_end_of_the_bytes_and_the_guess_is_checked
     // A renewed PIT id makes the guess wrong: the plan's request wins.
     let renewed = serde_json::to_vec(&page(
         vec![hit("0", "c", 5, Some(1)), hit("0", "d", 5, Some(2))],
-        3,
+        5,
         Some("p2"),
     ))
     .unwrap();
     let early = plan.request_after(&renewed).unwrap();
     plan.handle(bytes(renewed)).unwrap();
     assert_ne!(plan.next_request(), Some(early));
-    // The last page: a guess, but no next request to match it.
-    let last = serde_json::to_vec(&page(vec![hit("0", "e", 1, Some(3))], 3, Some("p2"))).unwrap();
-    assert!(plan.request_after(&last).is_some());
+    // The last page, by the total: no guess.
+    let last = serde_json::to_vec(&page(vec![hit("0", "e", 1, Some(3))], 5, Some("p2"))).unwrap();
+    assert_eq!(plan.request_after(&last), None);
     plan.handle(bytes(last)).unwrap();
     assert!(plan.is_done() && plan.next_request().is_none());
 
@@ -518,4 +518,39 @@ fn the_first_page_is_short_and_the_rest_full() {
         .collect();
     plan.handle(ok(page(hits, 20_000, Some("p1")))).unwrap();
     assert!(plan.is_done());
+}
+
+#[test]
+fn no_page_is_sent_ahead_past_the_total() {
+    let os = product(Product::OpenSearch, (3, 8, 0));
+    let mut plan = ExportPlan::new(spec(ExportKind::Returns, os, 2)).unwrap();
+    plan.handle(ok(json!({"pit_id": "p1"}))).unwrap();
+    let pages = [
+        vec![hit("5", "a", 50, Some(1)), hit("4", "a", 40, Some(2))],
+        vec![hit("3", "a", 30, Some(3)), hit("2", "a", 20, Some(4))],
+        vec![hit("1", "a", 10, Some(5))],
+    ];
+    // 5 returns in pages of 2: hits 0-1, 2-3 and 4.
+    let mut sent = plan.next_request().unwrap();
+    for (i, hits) in pages.into_iter().enumerate() {
+        let last = i == 2;
+        assert_eq!(
+            sent.next_page.is_some(),
+            !last,
+            "page {i}: a page names the next unless it reaches the total"
+        );
+        let answer = serde_json::to_vec(&page(hits, 5, Some("p1"))).unwrap();
+        // The total is known once the first page is read.
+        let early = plan.request_after(&answer);
+        assert_eq!(early.is_some(), i < 2, "page {i}: a page asked for early");
+        plan.handle(bytes(answer)).unwrap();
+        assert_eq!(plan.is_done(), last);
+        if let Some(next) = plan.next_request() {
+            if let Some(early) = early {
+                assert_eq!(next, early, "page {i}: the guess held");
+            }
+            sent = next;
+        }
+    }
+    assert_eq!(plan.state().rows_written, 5);
 }
