@@ -142,7 +142,7 @@ struct MsearchAnswer<'a> {
 
 /// Reads an `_msearch` reply into the bundle's answers. Each search's answer
 /// is parsed on its own, and if need be each of its hits (see
-/// [`super::lenient`]): a document nested deeper than the JSON reader
+/// `engine::lenient`): a document nested deeper than the JSON reader
 /// allows is that document's note, any other part of an answer that cannot
 /// be read is that search's error, never the view's. An item error stays
 /// that item's error; so does an answer in which some shards failed (a

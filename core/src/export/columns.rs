@@ -63,7 +63,7 @@ pub mod id {
 
 use id::*;
 
-/// Every column of the jobs export; the first [`JOB_DEFAULT`] are the
+/// Every column of the jobs export; the first `JOB_DEFAULT` are the
 /// default choice.
 pub const JOB_COLUMNS: &[Column] = &[
     col(START_TIME, "Start time (UTC)"),

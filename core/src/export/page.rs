@@ -10,7 +10,7 @@
 //! building them.
 //!
 //! A page serde_json cannot read whole (a return nested deeper than its 128
-//! levels) is read again hit by hit ([`crate::engine::lenient`]): the one
+//! levels) is read again hit by hit (`engine::lenient`): the one
 //! return that cannot be read whole is a hit with notes, the rest of the
 //! page as it was. Only then is any of the page read twice.
 //!

@@ -10,7 +10,7 @@
 //! opening a point in time, a probe that decides how pages are read, a
 //! page, a lookup a page needs before its rows can be written, done — and
 //! the one rule of the state machine: an answer is read into a
-//! [`Transition`] without touching the plan, and only a transition that was
+//! `Transition` without touching the plan, and only a transition that was
 //! read is applied. A failed answer leaves the plan
 //! where it was: send [`ExportPlan::next_request`] again to retry, or keep
 //! [`ExportPlan::state`] to resume later.
