@@ -11,8 +11,16 @@ pub fn scalar_text(value: &Value) -> String {
         Value::String(s) => s.clone(),
         Value::Bool(b) => b.to_string(),
         Value::Number(n) => n.to_string(),
-        other => other.to_string(),
+        other => json_text(other),
     }
+}
+
+/// A `Value` as compact JSON, by `serde_json::to_string`: the one writer of
+/// `Value`s in the wasm. Their `Display` (`to_string()`, `{value}` in a
+/// message) is a second, with a pretty printer beside it.
+pub fn json_text(value: &Value) -> String {
+    // Writing a `Value` into a `String` cannot fail: its keys are strings.
+    serde_json::to_string(value).unwrap_or_default()
 }
 
 /// `x` with `decimals` (up to 9) digits after the point, exactly as
@@ -149,6 +157,23 @@ pub fn short_line(text: &str) -> Option<String> {
 mod tests {
     use super::*;
     use serde_json::json;
+
+    #[test]
+    fn json_text_is_what_display_writes() {
+        let value = json!({
+            "b": [1, -2.5, 1e300, null, true, "é\"\\/\u{1}\n"],
+            "a": {"": {}, "x": []},
+            "n": u64::MAX
+        });
+        for v in [value.clone(), value["b"].clone(), json!("x"), json!(null)] {
+            assert_eq!(json_text(&v), v.to_string());
+        }
+        assert_eq!(
+            json_text(&value["a"]),
+            r#"{"":{},"x":[]}"#,
+            "compact, keys in the map's order"
+        );
+    }
 
     #[test]
     fn durations_switch_to_seconds_above_999_ms() {

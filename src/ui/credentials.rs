@@ -8,6 +8,7 @@
 use leptos::html::Input;
 use leptos::prelude::*;
 use saltscope_core::engine::Credentials;
+use saltscope_core::text::json_text;
 use serde_json::json;
 
 use super::{use_session, Session};
@@ -41,10 +42,10 @@ fn remember(credentials: Option<&Credentials>) {
     let _ = match credentials {
         Some(Credentials::Basic { user, password }) => s.set_item(
             TAB_KEY,
-            &json!({"user": user, "password": password}).to_string(),
+            &json_text(&json!({"user": user, "password": password})),
         ),
         Some(Credentials::ApiKey(key)) => {
-            s.set_item(TAB_KEY, &json!({ "api_key": key }).to_string())
+            s.set_item(TAB_KEY, &json_text(&json!({ "api_key": key })))
         }
         None => s.remove_item(TAB_KEY),
     };

@@ -8,6 +8,7 @@ use serde_json::value::RawValue;
 use serde_json::{json, Value};
 
 use super::{Body, EngineError, HttpRequest, Reply, Transport};
+use crate::text::json_text;
 
 /// One search inside an `_msearch`: the index (pattern) and the body.
 #[derive(Clone, Debug, PartialEq)]
@@ -123,12 +124,11 @@ pub fn msearch_request<B: SearchBundle + ?Sized>(bundle: &B) -> HttpRequest {
     bundle.searches(&mut searches);
     let mut out = String::new();
     for s in searches {
-        out.push_str(
-            &json!({"index": s.index, "ignore_unavailable": true, "allow_no_indices": true})
-                .to_string(),
-        );
+        out.push_str(&json_text(
+            &json!({"index": s.index, "ignore_unavailable": true, "allow_no_indices": true}),
+        ));
         out.push('\n');
-        out.push_str(&s.body.to_string());
+        out.push_str(&json_text(&s.body));
         out.push('\n');
     }
     HttpRequest::post("/_msearch", Body::NdJson(out))

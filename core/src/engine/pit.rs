@@ -8,6 +8,7 @@ use serde::{Deserialize, Serialize};
 use serde_json::{json, Value};
 
 use super::{encode_component, Body, EngineError, HttpRequest, Product, ProductInfo};
+use crate::text::json_text;
 
 /// Which point-in-time API an engine has.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
@@ -66,7 +67,10 @@ impl PitApi {
             .map(str::to_string)
             .ok_or_else(|| EngineError::BadResponse {
                 url: Some(url.to_string()),
-                detail: format!("the point-in-time answer has no `{field}`: {answer}"),
+                detail: format!(
+                    "the point-in-time answer has no `{field}`: {}",
+                    json_text(answer)
+                ),
             })
     }
 

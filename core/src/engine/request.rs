@@ -2,6 +2,7 @@
 //! path below the engine's base URL, and the body. The transports
 //! (`Transport`) add the host, headers and credentials.
 
+use crate::text::json_text;
 use serde_json::Value;
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -37,7 +38,7 @@ impl Body {
     pub fn text(&self) -> String {
         match self {
             Body::Empty => String::new(),
-            Body::Json(v) => v.to_string(),
+            Body::Json(v) => json_text(v),
             Body::NdJson(s) => s.clone(),
         }
     }

@@ -12,6 +12,7 @@ use crate::model::{
 };
 use crate::query::audit::{AuditEntry, AuditKind};
 use crate::query::jobs::JobSummary;
+use crate::text::json_text;
 use crate::time::{iso_millis, parse_utc};
 
 pub type Row = Vec<String>;
@@ -140,7 +141,7 @@ pub fn job_row(row: &JobRow, columns: &[Column]) -> Row {
 fn output_cell(data: &ReturnData) -> String {
     match data {
         ReturnData::Text(s) => s.clone(),
-        ReturnData::Structured(v) => v.to_string(),
+        ReturnData::Structured(v) => json_text(v),
         ReturnData::StateError(lines) => lines.join("\n"),
         ReturnData::States(states) => HighstateSummary::of(&states.runs).lines().join("\n"),
         ReturnData::Missing | ReturnData::Unread => String::new(),
@@ -202,7 +203,7 @@ fn changes_cell(changes: &Value) -> String {
     match changes {
         Value::Null => String::new(),
         Value::String(s) => s.clone(),
-        other => other.to_string(),
+        other => json_text(other),
     }
 }
 
@@ -302,7 +303,7 @@ pub fn event_row(event: &EventDoc, columns: &[Column]) -> Row {
             id::MINION => opt(event.minion.as_deref()),
             id::JID => opt(event.jid.as_deref()),
             id::FAILED => if event.failed { "yes" } else { "" }.to_string(),
-            id::DATA => event.data.to_string(),
+            id::DATA => json_text(&event.data),
             id::FAMILY => event.family.to_string(),
             id::INDEX => event.index.clone(),
             _ => String::new(),

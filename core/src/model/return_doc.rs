@@ -2,6 +2,7 @@ use serde::{Deserialize, Deserializer};
 use serde_json::Value;
 
 use super::state::StateReturn;
+use crate::text::json_text;
 
 /// The `_source` fields a return is read from, as the engine gave them:
 /// `Some(Value::Null)` for a null, `None` for a field that is absent (the
@@ -195,8 +196,9 @@ impl ReturnDoc {
             Some(Value::String(s)) => s,
             Some(Value::Number(n)) => n.to_string(),
             Some(other) => {
-                notes.push(format!("field `{name}` is not a string: {other}"));
-                other.to_string()
+                let text = json_text(&other);
+                notes.push(format!("field `{name}` is not a string: {text}"));
+                text
             }
             None => {
                 notes.push(format!("field `{name}` is missing"));
@@ -214,7 +216,10 @@ impl ReturnDoc {
             Some(Value::Bool(b)) => Some(b),
             Some(Value::String(s)) if s == "true" || s == "false" => Some(s == "true"),
             Some(other) => {
-                notes.push(format!("field `success` is not a boolean: {other}"));
+                notes.push(format!(
+                    "field `success` is not a boolean: {}",
+                    json_text(&other)
+                ));
                 None
             }
             None => None,

@@ -11,7 +11,7 @@ use crate::config::AppConfig;
 use crate::engine::{EngineError, SearchRequest};
 use crate::model::{PublishInfo, PublishSource};
 use crate::route::param;
-use crate::text::scalar_text;
+use crate::text::{json_text, scalar_text};
 
 pub const AUDIT_PAGE_SIZE: usize = 100;
 
@@ -307,9 +307,10 @@ pub fn parse_audit(
                     page.entries.push(e);
                 }
             }
-            None => page
-                .notes
-                .push(format!("an audit document could not be read: {src}")),
+            None => page.notes.push(format!(
+                "an audit document could not be read: {}",
+                json_text(src)
+            )),
         }
     }
     if raw.len() >= AUDIT_PAGE_SIZE {

@@ -24,7 +24,7 @@ use crate::engine::{EngineError, SearchAnswer, SearchRequest};
 pub use crate::model::FleetStatus;
 use crate::model::{HighstateSummary, ReturnDoc, RunSummary};
 use crate::sort;
-use crate::text::scalar_text;
+use crate::text::{json_text, scalar_text};
 use crate::time::parse_utc;
 
 /// Minions per search: each brings its latest run's per-state results.
@@ -335,8 +335,10 @@ pub fn parse_fleet(
     let mut page = FleetPage::default();
     for bucket in buckets.iter().take(FLEET_PAGE_SIZE) {
         let Some(minion) = bucket.pointer("/key/minion").map(scalar_text) else {
-            page.notes
-                .push(format!("a minion bucket without a key: {bucket}"));
+            page.notes.push(format!(
+                "a minion bucket without a key: {}",
+                json_text(bucket)
+            ));
             continue;
         };
         let latest_run = bucket

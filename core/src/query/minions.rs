@@ -9,7 +9,7 @@ use super::filter::{failed_clause, JobFilter};
 use super::{FieldMap, QueryContext};
 use crate::engine::{EngineError, SearchAnswer, SearchRequest};
 use crate::model::{Outcome, ReturnDoc};
-use crate::text::scalar_text;
+use crate::text::{json_text, scalar_text};
 
 pub const MINION_PAGE_SIZE: usize = 200;
 
@@ -141,8 +141,10 @@ pub fn parse_minions(answer: SearchAnswer) -> Result<MinionPage, EngineError> {
     let buckets = super::buckets(&answer, "minions");
     for bucket in buckets.iter().take(MINION_PAGE_SIZE) {
         let Some(minion) = bucket.pointer("/key/minion").map(scalar_text) else {
-            page.notes
-                .push(format!("a minion bucket without a key: {bucket}"));
+            page.notes.push(format!(
+                "a minion bucket without a key: {}",
+                json_text(bucket)
+            ));
             continue;
         };
         let count = |path: &str| bucket.pointer(path).and_then(Value::as_u64).unwrap_or(0);

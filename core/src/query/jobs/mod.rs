@@ -15,7 +15,7 @@ use super::QueryContext;
 use crate::engine::{EngineError, SearchRequest};
 use crate::model::PublishInfo;
 use crate::route::param;
-use crate::text::scalar_text;
+use crate::text::{json_text, scalar_text};
 
 mod details;
 
@@ -278,7 +278,7 @@ pub fn parse_job_list(
     for bucket in buckets {
         let Some(jid) = bucket.pointer("/key/jid").map(scalar_text) else {
             page.notes
-                .push(format!("a job bucket without a jid: {bucket}"));
+                .push(format!("a job bucket without a jid: {}", json_text(bucket)));
             continue;
         };
         if request.filter.outcome == OutcomeFilter::AllSucceeded
