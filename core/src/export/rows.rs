@@ -12,7 +12,7 @@ use crate::model::{
 };
 use crate::query::audit::{AuditEntry, AuditKind};
 use crate::query::jobs::JobSummary;
-use crate::text::json_text;
+use crate::text::{json_text, scalar_text};
 use crate::time::{iso_millis, parse_utc};
 
 pub type Row = Vec<String>;
@@ -199,14 +199,6 @@ fn diff_cell(changes: &Value) -> String {
     }
 }
 
-fn changes_cell(changes: &Value) -> String {
-    match changes {
-        Value::Null => String::new(),
-        Value::String(s) => s.clone(),
-        other => json_text(other),
-    }
-}
-
 fn state_cell(doc: &ReturnDoc, user: Option<&str>, run: Option<&StateRun>, column: &str) -> String {
     match column {
         id::TIME => time_cell(doc.timestamp.as_deref()),
@@ -231,7 +223,7 @@ fn state_cell(doc: &ReturnDoc, user: Option<&str>, run: Option<&StateRun>, colum
                 id::STATE_START => opt(run.start_time.as_deref()),
                 id::STATE_RAN => num(run.state_ran),
                 id::DIFF => diff_cell(&run.changes),
-                id::CHANGES => changes_cell(&run.changes),
+                id::CHANGES => scalar_text(&run.changes),
                 _ => String::new(),
             }
         }
