@@ -2,8 +2,9 @@
 //! path below the engine's base URL, and the body. The transports
 //! (`Transport`) add the host, headers and credentials.
 
-use crate::text::json_text;
 use serde_json::Value;
+
+use crate::text::json_text;
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Method {
