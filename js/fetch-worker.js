@@ -1,10 +1,12 @@
 // The CSV export's fetches, off the page's main thread (src/worker.rs): the
 // next page arrives here while the app turns this one into CSV.
 //
-// A page may name the next (`next`: its URL, and its body with `cursor`
-// where the last hit's `sort` goes; core's NextPage). It is sent as soon as
-// this answer is in, not once the app gets to ask; when the app asks for
-// that very request, byte for byte, it gets this one. One page at most ahead.
+// A page may name the next (`next`: its URL, its body with `cursor` where
+// the last hit's `sort` goes, and `from`, how many hits come before it;
+// core's NextPage). It is sent as soon as this answer is in, not once the
+// app gets to ask, unless the answer's total says no hit is left; when the
+// app asks for that very request, byte for byte, it gets this one. One page
+// at most ahead.
 //
 // In:  {id, url, method, headers, body, next?} | {abort: id}
 // Out: {id, status, ok, retryAfter, buffer (transferred)} | {id, error}
@@ -42,6 +44,21 @@ function lastSort(buffer) {
   return null;
 }
 
+// The total the answer gives (the first page's `hits.total`), read off its
+// first bytes: the engine writes it before any hit, and `_shards.total` is
+// a bare number (the app reads it the same way: core/src/export/page.rs).
+function headTotal(buffer) {
+  const head = decoder.decode(new Uint8Array(buffer, 0, Math.min(buffer.byteLength, 65536)));
+  const m = /"total":\{[^{}]*?"value":(\d+)[,}]/.exec(head);
+  return m ? Number(m[1]) : null;
+}
+
+// Whether hits may come after the first `from`: unless the total says not.
+function hitsLeft(buffer, from) {
+  const total = headTotal(buffer);
+  return total === null || total > from;
+}
+
 function arrayAt(text, start) {
   let depth = 0;
   let quoted = false;
@@ -73,7 +90,7 @@ onmessage = async ({ data }) => {
   running.set(data.id, request.controller);
   const answer = await request.answer;
   running.delete(data.id);
-  if (data.next && answer.ok && !request.controller.signal.aborted) {
+  if (data.next && answer.ok && !request.controller.signal.aborted && hitsLeft(answer.buffer, data.next.from)) {
     const sort = lastSort(answer.buffer);
     if (sort) {
       ahead?.controller.abort();

@@ -6,7 +6,7 @@
 use serde_json::{json, Value};
 
 use super::columns::id;
-use super::page::{last_sort_values, read_hits_page, Hit};
+use super::page::{head_total, last_sort_values, read_hits_page, Hit};
 use super::plan::{Commit, ExportSource, Pending, PendingWork, Position, Step};
 use super::rows::{return_row, state_rows, tallied_return_row, Row};
 use super::seen::{IndexSeen, SeenHit};
@@ -107,30 +107,32 @@ fn page_size(at: &Position) -> usize {
     }
 }
 
-/// Whether the engine may hold hits after the first `from`: always while
-/// the total is unknown. It decides only what is asked for ahead: the
-/// export still ends on a short page, so a wrong answer (an index growing
-/// without a PIT; `docs_read` ahead of the position while a lost PIT's
-/// index is read again) costs one page's overlap, never a row.
-fn more_after(at: &Position, from: u64) -> bool {
-    at.state.total.is_none_or(|total| from < total)
+/// Whether the engine may hold hits after the first `from`, of `total`:
+/// always while the total is unknown. It decides only what is asked for
+/// ahead: the export still ends on a short page, so a wrong answer (an
+/// index growing without a PIT; `docs_read` ahead of the position while a
+/// lost PIT's index is read again) costs one page's overlap, never a row.
+fn more_after(total: Option<u64>, from: u64) -> bool {
+    total.is_none_or(|total| from < total)
 }
 
-/// The page after `after` (the first `from` hits), of `size` hits; `count`
-/// asks for the total (the first page). Unless it reaches the total, it
-/// names the page after it, so that page can be on its way before this one
-/// is read (see [`NextPage`]).
+/// The page after `after` (the first `from` hits of `total`), of `size`
+/// hits; `count` asks for the total (the first page). Unless it reaches the
+/// total, it names the page after it, so that page can be on its way
+/// before this one is read (see [`NextPage`]).
 fn page_request_at(
     at: &Position,
+    total: Option<u64>,
     after: &After,
     from: u64,
     size: usize,
     count: bool,
 ) -> HttpRequest {
     let mut request = page_search(at, after, size, count);
-    if more_after(at, from + size as u64) {
+    let next_from = from + size as u64;
+    if more_after(total, next_from) {
         let next = page_search(at, &After::Sort(NextPage::cursor()), at.page_size(), false);
-        request.next_page = Some(Box::new(NextPage::of(&next)));
+        request.next_page = Some(Box::new(NextPage::of(&next, next_from)));
     }
     request
 }
@@ -195,26 +197,37 @@ impl ExportSource for HitsSource {
     }
 
     fn page_request(&self, at: &Position) -> HttpRequest {
+        let total = at.state.total;
         let from = at.state.docs_read;
         page_request_at(
             at,
+            total,
             &at.state.after,
             from,
             page_size(at),
-            at.state.total.is_none(),
+            total.is_none(),
         )
     }
 
     fn request_after(&self, at: &Position, answer: &[u8]) -> Option<HttpRequest> {
-        // The page after the one just fetched, not yet read.
+        // The page after the one just fetched, not yet read; the first
+        // page's answer gives the total before it is read.
+        let total = at.state.total.or_else(|| head_total(answer));
         let from = at.state.docs_read + page_size(at) as u64;
-        if !more_after(at, from) {
+        if !more_after(total, from) {
             return None;
         }
         let after = After::Sort(last_sort_values(answer)?);
         // Never the first page, so full; the total is asked for once, on
         // the first page.
-        Some(page_request_at(at, &after, from, at.page_size(), false))
+        Some(page_request_at(
+            at,
+            total,
+            &after,
+            from,
+            at.page_size(),
+            false,
+        ))
     }
 
     fn read_page(&self, at: &Position, reply: Reply) -> Result<Step, EngineError> {

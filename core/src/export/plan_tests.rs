@@ -554,3 +554,32 @@ fn no_page_is_sent_ahead_past_the_total() {
     }
     assert_eq!(plan.state().rows_written, 5);
 }
+
+#[test]
+fn an_export_that_fits_its_first_page_asks_for_nothing_after_it() {
+    let os = product(Product::OpenSearch, (3, 8, 0));
+    // 2 returns in pages of 2 (a full first page), and 1 (a short one).
+    for n in [2, 1] {
+        let mut plan = ExportPlan::new(spec(ExportKind::Returns, os.clone(), 2)).unwrap();
+        plan.handle(ok(json!({"pit_id": "p1"}))).unwrap();
+        let first = plan.next_request().unwrap();
+        // The total is not known when the first page is asked for: it
+        // names the next, with how many hits come before it, for the
+        // exchange to drop once the answer gives the total.
+        let named = first.next_page.expect("the first page names the next");
+        assert_eq!(named.from, 2);
+        let hits = (0..n)
+            .map(|i| hit(&format!("{i}"), "a", 50 - i, Some(i)))
+            .collect();
+        let answer = serde_json::to_vec(&page(hits, n as u64, Some("p1"))).unwrap();
+        assert_eq!(plan.request_after(&answer), None, "{n} returns");
+        plan.handle(bytes(answer)).unwrap();
+        assert_eq!(plan.state().rows_written, n as u64);
+        // A full page is not the last until a short one says so (a total
+        // can be wrong), but that page names none after it.
+        match plan.next_request() {
+            None => assert_eq!(n, 1),
+            Some(last) => assert_eq!((n, last.next_page), (2, None)),
+        }
+    }
+}
