@@ -103,6 +103,35 @@ test('a rebuild under a running nginx: the app loads, no CSP violation, no resta
   fs.rmSync(dist, { recursive: true, force: true });
 });
 
+test('an app that cannot start says so instead of a blank page', async () => {
+  const b = await openBrowser();
+  try {
+    // The wasm not served (a build copied without it).
+    const { page, errors } = await b.newPage();
+    errors.ignore(/404|could not start|Failed to fetch|WebAssembly/i);
+    await page.route('**/*_bg.wasm', (route) => route.fulfill({ status: 404, body: 'not found' }));
+    await page.goto(url('/'));
+    const alert = page.getByRole('alert');
+    await alert.getByText(/^Saltscope could not start: .*Reload the page/).waitFor();
+
+    // A browser without WebAssembly SIMD (the wasm is built with simd128):
+    // its compile fails, and the loader's own probe says why.
+    const old = await b.newPage();
+    old.errors.ignore(/could not start|SIMD|CompileError/i);
+    await old.page.addInitScript(() => {
+      const refuse = () => Promise.reject(new WebAssembly.CompileError('invalid opcode 0xfd'));
+      WebAssembly.instantiateStreaming = refuse;
+      WebAssembly.instantiate = refuse;
+      WebAssembly.validate = () => false;
+    });
+    await old.page.goto(url('/'));
+    await old.page.getByRole('alert').getByText(/lacks WebAssembly SIMD.*Safari 16\.4/).waitFor();
+    assert.equal(await old.page.getByRole('heading', { name: 'Jobs' }).count(), 0);
+  } finally {
+    await b.close();
+  }
+});
+
 test('BASE_URL is served by the same constant policy', async () => {
   const r = await request(BASE_URL + '/');
   assert.equal(r.headers['content-security-policy'], CSP);
