@@ -46,10 +46,12 @@ function lastSort(buffer) {
 
 // The total the answer gives (the first page's `hits.total`), read off its
 // first bytes: the engine writes it before any hit, and `_shards.total` is
-// a bare number (the app reads it the same way: core/src/export/page.rs).
+// a bare number, so the first `"total":{` is it (the app reads it the same
+// way: core/src/export/page.rs, head_total).
 function headTotal(buffer) {
   const head = decoder.decode(new Uint8Array(buffer, 0, Math.min(buffer.byteLength, 65536)));
-  const m = /"total":\{[^{}]*?"value":(\d+)[,}]/.exec(head);
+  const at = head.indexOf('"total":{');
+  const m = at < 0 ? null : /^"total":\{[^}]*?"value":(\d+)/.exec(head.slice(at));
   return m ? Number(m[1]) : null;
 }
 
