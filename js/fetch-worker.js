@@ -2,11 +2,12 @@
 // next page arrives here while the app turns this one into CSV.
 //
 // A page may name the next (`next`: its URL, its body with `cursor` where
-// the last hit's `sort` goes, and `from`, how many hits come before it;
-// core's NextPage). It is sent as soon as this answer is in, not once the
-// app gets to ask, unless the answer's total says no hit is left; when the
-// app asks for that very request, byte for byte, it gets this one. One page
-// at most ahead.
+// the last hit's `sort` goes, and, when this page asks for the total (the
+// first), `from`, how many hits come before the next; core's NextPage). It
+// is sent as soon as this answer is in, not once the app gets to ask,
+// unless `from` is given and the answer's total says no hit is left; when
+// the app asks for that very request, byte for byte, it gets this one. One
+// page at most ahead.
 //
 // In:  {id, url, method, headers, body, next?} | {abort: id}
 // Out: {id, status, ok, retryAfter, buffer (transferred)} | {id, error}
@@ -92,7 +93,9 @@ onmessage = async ({ data }) => {
   running.set(data.id, request.controller);
   const answer = await request.answer;
   running.delete(data.id);
-  if (data.next && answer.ok && !request.controller.signal.aborted && hitsLeft(answer.buffer, data.next.from)) {
+  // Only the first page's answer gives a total: later ones are not read for it.
+  if (data.next && answer.ok && !request.controller.signal.aborted
+    && (data.next.from === undefined || hitsLeft(answer.buffer, data.next.from))) {
     const sort = lastSort(answer.buffer);
     if (sort) {
       ahead?.controller.abort();

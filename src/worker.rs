@@ -189,8 +189,8 @@ impl ExportWorker {
 
 /// The page after this one, for the worker to send as soon as this answer
 /// is in (`NextPage`): its URL on the same host, its body with the cursor
-/// left out, how many hits come before it; `undefined` for any other
-/// request.
+/// left out, how many hits come before it when this answer gives the
+/// total; `undefined` for any other request.
 fn next_page(url: &str, request: &HttpRequest) -> JsValue {
     let (Some(next), Some(host)) = (&request.next_page, url.strip_suffix(&request.path)) else {
         return JsValue::UNDEFINED;
@@ -203,11 +203,9 @@ fn next_page(url: &str, request: &HttpRequest) -> JsValue {
     ] {
         let _ = Reflect::set(&message, &key.into(), &JsValue::from_str(&value));
     }
-    let _ = Reflect::set(
-        &message,
-        &"from".into(),
-        &JsValue::from_f64(next.from as f64),
-    );
+    if let Some(from) = next.from {
+        let _ = Reflect::set(&message, &"from".into(), &JsValue::from_f64(from as f64));
+    }
     message.into()
 }
 

@@ -76,21 +76,22 @@ pub struct NextPage {
     pub path: String,
     /// The body's text, [`LAST_SORT`] in it once.
     pub body: String,
-    /// How many hits come before this page. An answer that gives its total
-    /// (`hits.total`, the first page's) up to this many has no page after
-    /// it, and nothing is sent ahead: the total was not known when the
-    /// page was asked for.
-    pub from: u64,
+    /// How many hits come before this page, when the page before it asks
+    /// for the total (the first page): an answer whose total (`hits.total`)
+    /// is up to this many has no page after it, and nothing is sent ahead.
+    /// `None` after that: the total is known, and the page is named only
+    /// when hits are left, so no answer needs reading for it.
+    pub from: Option<u64>,
 }
 
 /// Where [`NextPage::body`] takes the cursor.
 pub const LAST_SORT: &str = r#"["saltscope:last-sort"]"#;
 
 impl NextPage {
-    /// `request` as the template of the page after another, whose first
-    /// hit is hit `from`: it was built with [`NextPage::cursor`] as its
+    /// `request` as the template of the page after another (see
+    /// [`NextPage::from`]): it was built with [`NextPage::cursor`] as its
     /// `search_after`, the one place [`LAST_SORT`] appears in its body.
-    pub fn of(request: &HttpRequest, from: u64) -> NextPage {
+    pub fn of(request: &HttpRequest, from: Option<u64>) -> NextPage {
         NextPage {
             path: request.path.clone(),
             body: request.body.text(),
@@ -173,9 +174,9 @@ mod tests {
     fn the_next_pages_cursor_is_written_as_the_placeholder_the_exchange_fills() {
         let body = Body::Json(serde_json::json!({"search_after": NextPage::cursor(), "size": 2}));
         let request = HttpRequest::post("/_search", body);
-        let next = NextPage::of(&request, 2);
+        let next = NextPage::of(&request, Some(2));
         assert_eq!(next.body.matches(LAST_SORT).count(), 1);
-        assert_eq!(next.from, 2);
+        assert_eq!(next.from, Some(2));
         assert_eq!(
             next.body_after("[1,\"a\"]"),
             r#"{"search_after":[1,"a"],"size":2}"#

@@ -132,7 +132,10 @@ fn page_request_at(
     let next_from = from + size as u64;
     if more_after(total, next_from) {
         let next = page_search(at, &After::Sort(NextPage::cursor()), at.page_size(), false);
-        request.next_page = Some(Box::new(NextPage::of(&next, next_from)));
+        // The answer to a page that asks for the total is checked against
+        // it before the next is sent ahead; later pages' answers have none.
+        let from = count.then_some(next_from);
+        request.next_page = Some(Box::new(NextPage::of(&next, from)));
     }
     request
 }
