@@ -3,7 +3,8 @@
 #   - trunk 0.21.14 and wasm-bindgen-cli (= Cargo.lock's wasm-bindgen) come
 #     from ~/.cargo/bin (scripts/setup.sh installs them);
 #   - wasm-opt comes from npm's `binaryen` package in e2e/node_modules (Debian's
-#     binaryen is too old for current Rust's wasm features).
+#     binaryen is too old for current Rust's wasm features), and esbuild, which
+#     minifies the JS (scripts/minify-dist.mjs), from npm as well.
 # Trunk looks both up on PATH (`which`), checks `--version`, and with
 # --offline never downloads: wasm-bindgen must match Cargo.lock exactly;
 # wasm-opt is unpinned (no [tools] wasm_opt in Trunk.toml), so any version works.
@@ -31,6 +32,8 @@ have_bg=$(wasm-bindgen --version 2>/dev/null | awk '{print $2}' || true)
   || die "wasm-bindgen $have_bg on PATH but Cargo.lock wants $want_bg (Trunk --offline cannot download it): run scripts/setup.sh"
 [[ -x "$SALTSCOPE_NODE_BIN/wasm-opt" ]] \
   || die "wasm-opt not found in e2e/node_modules (npm binaryen): run scripts/setup.sh"
+[[ -x "$SALTSCOPE_NODE_BIN/esbuild" ]] \
+  || die "esbuild not found in e2e/node_modules (npm): run scripts/setup.sh"
 rustup target list --installed 2>/dev/null | grep -x wasm32-unknown-unknown >/dev/null \
   || die "rust target wasm32-unknown-unknown missing: run scripts/setup.sh"
 
@@ -58,8 +61,12 @@ inline=$(node -e '
   process.stdout.write(String(n));
 ' "$DIST_DIR/index.html")
 [[ $inline == 0 ]] || die "$DIST_DIR/index.html has $inline inline <script>(s); the CSP would block them (see Trunk.toml's pattern_script)"
-grep -q '<meta name="saltscope-app"' "$DIST_DIR/index.html" \
+# Minified (Trunk.toml), the element's attributes are sorted and unquoted.
+grep -Eq '<meta [^>]*name="?saltscope-app"?[ >]' "$DIST_DIR/index.html" \
   || die "$DIST_DIR/index.html lacks <meta name=\"saltscope-app\"> for js/loader.js (Trunk.toml's pattern_script)"
+
+# ---- JS minified (Trunk's minifier cannot read it), SRI rewritten ------------------
+node scripts/minify-dist.mjs "$DIST_DIR" || die "minifying the JS in $DIST_DIR failed"
 
 # ---- precompressed copies ---------------------------------------------------------
 # nginx serves <file>.br / <file>.gz as they are (brotli_static, gzip_static):

@@ -139,14 +139,14 @@ bindgen_step() {
   step_done bindgen installed "$want in $(elapsed "$t0")"
 }
 
-# ---- npm: playwright-core + binaryen (wasm-opt) in e2e/ --------------------------
+# ---- npm: playwright-core, binaryen (wasm-opt), esbuild in e2e/ ---------------------
 npm_step() {
   local t0 stamp want; t0=$(now_s)
   have npm || die "npm not found"
   [[ -f e2e/package-lock.json ]] || die "e2e/package-lock.json missing (commit it; create with 'npm install' in e2e/)"
   stamp=e2e/node_modules/.saltscope-lock.sha256
   want=$(sha256sum e2e/package-lock.json e2e/package.json | sha256sum | cut -d' ' -f1)
-  if [[ -f "$stamp" && "$(cat "$stamp")" == "$want" && -x "$SALTSCOPE_NODE_BIN/wasm-opt" ]]; then
+  if [[ -f "$stamp" && "$(cat "$stamp")" == "$want" && -x "$SALTSCOPE_NODE_BIN/wasm-opt" && -x "$SALTSCOPE_NODE_BIN/esbuild" ]]; then
     step_done npm skipped "e2e/node_modules up to date"; return
   fi
   (cd e2e && npm ci --no-audit --no-fund --loglevel=error)
