@@ -7,11 +7,7 @@ import assert from 'node:assert/strict';
 import { openBrowser, url, readManifest } from './harness.mjs';
 
 let b;
-let manifest;
-before(async () => {
-  manifest = readManifest();
-  b = await openBrowser();
-});
+before(async () => { b = await openBrowser(); });
 after(async () => { await b?.close(); });
 
 /** How far the page reaches past the window's right edge, in px. */
@@ -30,7 +26,7 @@ test('every view fits a 1,280-pixel window without scrolling sideways', async ()
     await main.getByRole('cell').or(main.getByText('Every state is idempotent over these runs.')).first().waitFor();
     assert.equal(await overflow(page), 0, `the ${name} view scrolls sideways at 1,280 px`);
   }
-  await page.goto(url(`/job/${manifest.state_apply_multi.jid}`));
+  await page.goto(url(`/job/${readManifest().state_apply_multi.jid}`));
   await page.getByRole('table', { name: 'States' }).first().getByRole('cell').first().waitFor();
   assert.equal(await overflow(page), 0, 'the job page scrolls sideways at 1,280 px');
   assert.deepEqual(errors.page, []);
