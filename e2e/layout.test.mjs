@@ -17,6 +17,7 @@ test('every view fits a 1,280-pixel window without scrolling sideways', async ()
   const { page, errors } = await b.newPage({ viewport: { width: 1280, height: 900 } });
   await page.goto(url('/'));
   const views = page.getByRole('navigation', { name: 'Views' });
+  await views.getByRole('link').first().waitFor(); // the app started
   const names = await views.getByRole('link').allTextContents();
   assert.ok(names.length >= 9, `the views' links: ${names}`);
   for (const name of names) {
