@@ -44,3 +44,18 @@ test('the job list\'s Details column is named for screen readers but not drawn',
   // Each row's button still says what it opens.
   await jobs.getByRole('button', { name: /^Details of \d{20}$/ }).first().waitFor();
 });
+
+test('at 1,024 px the job list scrolls sideways within itself, and the page does not', async () => {
+  const { page } = await b.newPage({ viewport: { width: 1024, height: 800 } });
+  await page.goto(url('/'));
+  const jobs = page.getByRole('table', { name: 'Jobs' });
+  await jobs.getByRole('cell').first().waitFor();
+  assert.equal(await overflow(page), 0, 'the page scrolls sideways at 1,024 px');
+  // The last column is a scroll of the list away, not off the page.
+  const states = jobs.getByRole('columnheader', { name: 'States' });
+  assert.ok((await states.boundingBox()).x > 1024, 'the twelve columns fit 1,024 px: nothing to scroll');
+  await states.scrollIntoViewIfNeeded();
+  const box = await states.boundingBox();
+  assert.ok(box.x >= 0 && box.x + box.width <= 1024, `"States" scrolled into view: ${JSON.stringify(box)}`);
+  assert.equal(await overflow(page), 0, 'scrolling the list moved the page');
+});

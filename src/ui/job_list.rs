@@ -170,16 +170,18 @@ pub fn JobList(fixed_minion: Option<String>) -> impl IntoView {
         {move || jobs.ok().is_some_and(|p| p.jobs.is_empty()).then(|| view! {
             <p class="notice">"No jobs match. Widen the time range or the filter, or check that the index pattern in config.json matches the returner's indices."</p>
         })}
-        <table class="jobs" aria-label="Jobs" aria-busy=move || jobs.loading.get().to_string()>
-            <thead><tr>
-                <th><span class="visually-hidden">"Details"</span></th><th>"Job"</th><th>"Started"</th><th>"Function"</th><th>"Arguments"</th><th>"Target"</th><th>"User"</th>
-                <th>"Returned"</th><th>"Succeeded"</th><th>"Failed"</th><th>"Missing"</th><th>"States"</th>
-            </tr></thead>
-            <tbody>
-                <For each=move || rows.get() key=JobSummary::version
-                    children=move |job| job_row(job, expanded)/>
-            </tbody>
-        </table>
+        <div class="jobs-scroll">
+            <table class="jobs" aria-label="Jobs" aria-busy=move || jobs.loading.get().to_string()>
+                <thead><tr>
+                    <th><span class="visually-hidden">"Details"</span></th><th>"Job"</th><th>"Started"</th><th>"Function"</th><th>"Arguments"</th><th>"Target"</th><th>"User"</th>
+                    <th>"Returned"</th><th>"Succeeded"</th><th>"Failed"</th><th>"Missing"</th><th>"States"</th>
+                </tr></thead>
+                <tbody>
+                    <For each=move || rows.get() key=JobSummary::version
+                        children=move |job| job_row(job, expanded)/>
+                </tbody>
+            </table>
+        </div>
         <nav class="pager" aria-label="Pages">
             {move || jobs.ok().and_then(|p| p.newer.clone()).map(|c| view! { <a href=page_link(Cursor::Newest)>"Newest"</a><a href=page_link(c)>"Newer jobs"</a> })}
             {move || jobs.ok().and_then(|p| p.older.clone()).map(|c| view! { <a href=page_link(c)>"Older jobs"</a> })}
