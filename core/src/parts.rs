@@ -1,5 +1,6 @@
 //! A long list drawn in parts (a return's states, a value's entries, a
-//! comparison's rows): which items a part holds, and what "Show N more"
+//! comparison's rows), and a long text drawn in parts (an output after
+//! "show all"): which items or bytes a part holds, and what "Show N more"
 //! says. The page draws the parts a frame at a time; the counting is here.
 
 use std::ops::Range;
@@ -46,9 +47,129 @@ impl ListParts {
     }
 }
 
+/// Bytes of a long text drawn in one frame after "show all": a 50 MB
+/// output set in one `<pre>` at once held the page for 5.8 s.
+pub const TEXT_PART_BYTES: usize = 256 * 1024;
+
+/// A long text cut in parts of about `per_part` bytes, each ending just
+/// after a line break where the part holds one (the page draws each part as
+/// a block, so a part ending mid-line would break that line on screen), else
+/// between two characters. The first part is at most `first` bytes: what a
+/// folded text shows.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct TextParts {
+    /// Where each part ends, in bytes: ascending, the last the text's length.
+    ends: Vec<usize>,
+}
+
+impl TextParts {
+    pub fn of(text: &str, first: usize, per_part: usize) -> TextParts {
+        let mut ends = Vec::new();
+        let mut start = 0;
+        let mut budget = first.max(1);
+        while start < text.len() {
+            let end = part_end(text, start, budget);
+            ends.push(end);
+            start = end;
+            budget = per_part.max(1);
+        }
+        TextParts { ends }
+    }
+
+    /// How many parts; none for an empty text.
+    pub fn count(&self) -> usize {
+        self.ends.len()
+    }
+
+    /// The bytes of part `i` (empty past the last).
+    pub fn range(&self, i: usize) -> Range<usize> {
+        let start = match i {
+            0 => 0,
+            _ => self.ends.get(i - 1).copied().unwrap_or(usize::MAX),
+        };
+        match self.ends.get(i) {
+            Some(&end) => start..end,
+            None => 0..0,
+        }
+    }
+}
+
+/// Where a part starting at `start` ends: after the last line break within
+/// `budget` bytes, else at the last character boundary within them (a line
+/// longer than a part), else after the character at `start`.
+fn part_end(text: &str, start: usize, budget: usize) -> usize {
+    let limit = start.saturating_add(budget);
+    if limit >= text.len() {
+        return text.len();
+    }
+    if let Some(nl) = text.as_bytes()[start..limit]
+        .iter()
+        .rposition(|&b| b == b'\n')
+    {
+        return start + nl + 1;
+    }
+    let mut end = limit;
+    while end > start && !text.is_char_boundary(end) {
+        end -= 1;
+    }
+    if end > start {
+        return end;
+    }
+    // A budget smaller than the character at `start`: that whole character.
+    let mut end = start + 1;
+    while !text.is_char_boundary(end) {
+        end += 1;
+    }
+    end
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    fn parts_of(text: &str, first: usize, per_part: usize) -> Vec<&str> {
+        let parts = TextParts::of(text, first, per_part);
+        (0..parts.count()).map(|i| &text[parts.range(i)]).collect()
+    }
+
+    #[test]
+    fn text_parts_end_after_line_breaks_and_give_back_the_text() {
+        let text = "one\ntwo\nthree\nfour\nfive\n";
+        // The first part within 9 bytes, the others within 11.
+        assert_eq!(
+            parts_of(text, 9, 11),
+            ["one\ntwo\n", "three\nfour\n", "five\n"]
+        );
+        assert_eq!(parts_of(text, 1000, 11).concat(), text);
+        assert_eq!(parts_of(text, 1000, 11), [text]);
+        // No line break at the end: the last part is what is left.
+        assert_eq!(parts_of("ab\ncd", 3, 3), ["ab\n", "cd"]);
+        assert_eq!(TextParts::of("", 10, 10).count(), 0);
+        assert_eq!(TextParts::of("ab\ncd", 3, 3).range(2), 0..0);
+    }
+
+    #[test]
+    fn a_line_longer_than_a_part_is_cut_between_characters() {
+        // "é" is two bytes: a cut at byte 3 would split the second one.
+        let text = "éééé\nx";
+        assert_eq!(parts_of(text, 3, 3), ["é", "é", "é", "é\n", "x"]);
+        // A budget under one character still moves on, a character a part.
+        assert_eq!(parts_of("éé", 1, 1), ["é", "é"]);
+    }
+
+    #[test]
+    fn a_big_output_is_cut_in_parts_of_at_most_a_part_each() {
+        let line = "x".repeat(99) + "\n";
+        let text = line.repeat(30_000); // 3 MB
+        let parts = TextParts::of(&text, 64 * 1024, TEXT_PART_BYTES);
+        let all: Vec<&str> = (0..parts.count()).map(|i| &text[parts.range(i)]).collect();
+        assert_eq!(all.concat(), text);
+        assert!(all[0].len() <= 64 * 1024 && all[0].ends_with('\n'));
+        assert!(all
+            .iter()
+            .all(|p| p.len() <= TEXT_PART_BYTES && p.ends_with('\n')));
+        assert_eq!(parts.count(), 13);
+    }
 
     #[test]
     fn parts_cover_every_item_once_in_order() {

@@ -2,11 +2,13 @@
 //! when the person scrolls near it, so a job of 10,000 states or 2,000
 //! minions opens at once and scrolls smoothly.
 
+use std::sync::Arc;
+
 use leptos::html::Div;
 use leptos::prelude::*;
 use saltscope_core::model::{short_target, with_target_type};
-use saltscope_core::parts::{ListParts, PARTS_PER_ASK};
-use saltscope_core::text::{folded_start, human_bytes, short_line};
+use saltscope_core::parts::{ListParts, TextParts, PARTS_PER_ASK, TEXT_PART_BYTES};
+use saltscope_core::text::{folded_start, human_bytes, short_line, FOLD_BYTES};
 use wasm_bindgen::closure::Closure;
 use wasm_bindgen::JsCast;
 use web_sys::{IntersectionObserver, IntersectionObserverEntry, IntersectionObserverInit};
@@ -51,7 +53,7 @@ pub fn when_near(node: NodeRef<Div>, seen: impl Fn() + 'static) {
 }
 
 /// Draws part `i` of a list.
-pub type Part = std::sync::Arc<dyn Fn(usize) -> AnyView + Send + Sync>;
+pub type Part = Arc<dyn Fn(usize) -> AnyView + Send + Sync>;
 
 /// A long list drawn in parts, a frame at a time: the person asks for more
 /// ([`FrameParts::show_more`], when scrolled near or clicked) and the parts
@@ -147,20 +149,37 @@ pub fn ShowMore(
     }
 }
 
-/// Preformatted text, folded when long: the first 64 KB and a button
-/// "show all (5.0 MB)".
+/// Preformatted text, folded when long: its first 64 KB (to a line's end)
+/// and a button "show all (5.0 MB)", which draws the rest a part of 256 KB
+/// a frame, each part a block of its own, so that the page answers between
+/// them and drawing a part lays out only that part (a 50 MB output set at
+/// once held the page for 5.8 s).
 #[component]
-pub fn FoldedText(text: std::sync::Arc<str>, #[prop(into)] class: String) -> impl IntoView {
-    let whole = RwSignal::new(folded_start(&text).is_none());
+pub fn FoldedText(text: Arc<str>, #[prop(into)] class: String) -> impl IntoView {
+    if folded_start(&text).is_none() {
+        return view! { <pre class=class>{text.to_string()}</pre> }.into_any();
+    }
+    let parts = Arc::new(TextParts::of(&text, FOLD_BYTES, TEXT_PART_BYTES));
+    let whole = RwSignal::new(false);
+    let first = text_part(&text, parts.range(0));
     let bytes = text.len();
-    let shown = move || match folded_start(&text) {
-        Some(start) if !whole.get() => format!("{start}…"),
-        _ => text.to_string(),
+    let rest = move || {
+        whole.get().then(|| {
+            let (text, parts) = (text.clone(), parts.clone());
+            let list = ListParts::new(parts.count() - 1, 1);
+            FrameParts::every(list).view(Arc::new(move |k| text_part(&text, parts.range(k + 1))))
+        })
     };
     view! {
-        <pre class=class>{shown}</pre>
+        <pre class=class>{first}{move || (!whole.get()).then_some("…")}{rest}</pre>
         {show_all(bytes, whole)}
     }
+    .into_any()
+}
+
+/// A part of a long text: a block in its `<pre>`.
+fn text_part(text: &str, bytes: std::ops::Range<usize>) -> AnyView {
+    view! { <span class="text-part">{text[bytes].to_string()}</span> }.into_any()
 }
 
 /// "show all (5.0 MB)" under folded text of `bytes`, while `whole` is not
@@ -198,7 +217,7 @@ pub fn line_view(line: &str) -> AnyView {
 /// the reactive parts a fold needs.
 pub fn pre_view(text: &str, class: &'static str) -> AnyView {
     if folded_start(text).is_some() {
-        view! { <FoldedText text=std::sync::Arc::from(text) class=class/> }.into_any()
+        view! { <FoldedText text=Arc::from(text) class=class/> }.into_any()
     } else {
         view! { <pre class=class>{text.to_string()}</pre> }.into_any()
     }
