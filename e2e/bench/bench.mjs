@@ -98,7 +98,7 @@ async function action(page, event, run) {
 const rows = [];
 const profiles = [];
 const scrolls = [];
-const wholeDiffs = [];
+const wholeTexts = [];
 
 /**
  * Scrolls a job page with the mouse wheel, a screen a step, until its
@@ -127,17 +127,18 @@ async function scrollToEnd(page, url) {
 }
 
 /**
- * Clicks a job page's "show all (5.0 MB)" under a state's diff and waits
- * until all of the diff's `bytes` are drawn: the frames' lengths meanwhile.
+ * Clicks a job page's "show all (5.0 MB)" under a folded text (the `<pre>`
+ * that `selector` finds: a state's diff, a minion's output) and waits until
+ * all of its `bytes` are drawn: the frames' lengths meanwhile.
  */
-async function showWholeDiff(page, url, bytes) {
+async function showWhole(page, url, bytes, selector) {
   await page.goto(url);
   const all = page.getByRole('button', { name: /^show all \(/ });
   await all.waitFor({ timeout: 120000 });
   await recordFrames(page);
   const t0 = Date.now();
   await all.click();
-  await page.waitForFunction((n) => document.querySelector('pre.diff')?.textContent.length >= n, bytes, { timeout: 120000, polling: 250 });
+  await page.waitForFunction(([sel, n]) => document.querySelector(sel)?.textContent.length >= n, [selector, bytes], { timeout: 120000, polling: 250 });
   return { ms: Date.now() - t0, ...(await frameStats(page)) };
 }
 
@@ -307,16 +308,19 @@ try {
       }
     }
   }
-  const diff = JOBS['5 MB diff in a state'];
-  if (diff) {
+  for (const [name, selector] of [['5 MB diff in a state', 'pre.diff'], ['5 MB cmd.run output', 'pre.return-text']]) {
+    const job = JOBS[name];
+    if (!job) continue;
+    const runs = [];
     for (let i = 0; i < RUNS; i++) {
-      const p = await instrumented(browser, diff.prefix);
+      const p = await instrumented(browser, job.prefix);
       try {
-        wholeDiffs.push(await showWholeDiff(p.page, `${BASE}/job/${diff.jid}`, diff.bytes));
+        runs.push(await showWhole(p.page, `${BASE}/job/${job.jid}`, job.bytes ?? 5000000, selector));
       } finally {
         await p.close();
       }
     }
+    wholeTexts.push({ name, runs });
   }
 } finally {
   await browser.close();
@@ -351,8 +355,8 @@ if (scrolls.length) {
   console.log('\njob page: 1 minion x 10,000 states, scrolled with the wheel (900 px a step) to its last state (median of runs):');
   console.log(`  ${m('steps')} steps in ${(m('ms') / 1000).toFixed(1)} s; ${m('frames')} frames: 95th percentile ${m('p95').toFixed(0)} ms, longest ${m('max').toFixed(0)} ms, ${m('over50')} over 50 ms`);
 }
-if (wholeDiffs.length) {
-  const m = (k) => median(wholeDiffs.map((x) => x[k]));
-  console.log('\njob page: 5 MB diff in a state, "show all" until every byte is drawn (median of runs):');
+for (const { name, runs } of wholeTexts) {
+  const m = (k) => median(runs.map((x) => x[k]));
+  console.log(`\njob page: ${name}, "show all" until every byte is drawn (median of runs):`);
   console.log(`  ${(m('ms') / 1000).toFixed(1)} s; ${m('frames')} frames: 95th percentile ${m('p95').toFixed(0)} ms, longest ${m('max').toFixed(0)} ms, ${m('over50')} over 50 ms`);
 }
