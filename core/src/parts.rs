@@ -48,7 +48,7 @@ impl ListParts {
 }
 
 /// Bytes of a long text drawn in one frame after "show all": a 50 MB
-/// output set in one `<pre>` at once held the page for 5.8 s.
+/// output set in one `<pre>` at once held the page for 5 s in one frame.
 pub const TEXT_PART_BYTES: usize = 256 * 1024;
 
 /// A long text cut in parts of about `per_part` bytes, each ending just

@@ -153,7 +153,7 @@ pub fn ShowMore(
 /// and a button "show all (5.0 MB)", which draws the rest a part of 256 KB
 /// a frame, each part a block of its own, so that the page answers between
 /// them and drawing a part lays out only that part (a 50 MB output set at
-/// once held the page for 5.8 s).
+/// once held the page for 5 s in one frame).
 #[component]
 pub fn FoldedText(text: Arc<str>, #[prop(into)] class: String) -> impl IntoView {
     if folded_start(&text).is_none() {
