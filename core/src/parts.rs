@@ -83,12 +83,8 @@ impl TextParts {
 
     /// The bytes of part `i` (empty past the last).
     pub fn range(&self, i: usize) -> Range<usize> {
-        let start = match i {
-            0 => 0,
-            _ => self.ends.get(i - 1).copied().unwrap_or(usize::MAX),
-        };
         match self.ends.get(i) {
-            Some(&end) => start..end,
+            Some(&end) => i.checked_sub(1).map_or(0, |before| self.ends[before])..end,
             None => 0..0,
         }
     }

@@ -315,7 +315,7 @@ try {
     for (let i = 0; i < RUNS; i++) {
       const p = await instrumented(browser, job.prefix);
       try {
-        runs.push(await showWhole(p.page, `${BASE}/job/${job.jid}`, job.bytes ?? 5000000, selector));
+        runs.push(await showWhole(p.page, `${BASE}/job/${job.jid}`, job.bytes, selector));
       } finally {
         await p.close();
       }

@@ -18,7 +18,7 @@ use super::states::{StateTable, SummaryLines};
 use super::timeline::Timeline;
 use super::use_view;
 use super::value::value_tree;
-use super::visible::{arguments_view, target_view, when_near, FoldedText, ShowMore};
+use super::visible::{arguments_view, pre_view, target_view, when_near, ShowMore};
 use crate::transport::{now_ms, sleep};
 use leptos::task::spawn_local;
 
@@ -422,7 +422,7 @@ fn return_body(ret: Arc<ReturnDoc>, view_as: Memo<StateView>) -> impl IntoView {
             <div class="state-error"><strong>"The state run did not start:"</strong><pre class="text">{lines.join("\n")}</pre></div>
         }
         .into_any(),
-        ReturnData::Text(text) => view! { <FoldedText text={Arc::<str>::from(text.as_str())} class="text return-text"/> }.into_any(),
+        ReturnData::Text(text) => pre_view(text, "text return-text"),
         ReturnData::Structured(value) => view! { <div class="return-tree">{value_tree(value.clone())}</div> }.into_any(),
         ReturnData::Missing => view! { <p class="notice">"This return holds no data."</p> }.into_any(),
         ReturnData::Unread => view! { <p class="loading">"Loading the output…"</p> }.into_any(),
@@ -433,7 +433,7 @@ fn return_body(ret: Arc<ReturnDoc>, view_as: Memo<StateView>) -> impl IntoView {
     let raw = move || {
         raw_open.get().then(|| {
             let text = serde_json::to_string_pretty(&raw_ret.source).unwrap_or_default();
-            view! { <FoldedText text={Arc::<str>::from(text)} class="text"/> }
+            pre_view(&text, "text")
         })
     };
     view! {

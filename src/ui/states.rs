@@ -11,7 +11,7 @@ use saltscope_core::route::StateView;
 use saltscope_core::text::salt_duration;
 
 use super::value::value_tree;
-use super::visible::{line_view, pre_view, show_all, FrameParts};
+use super::visible::{drawn_once_asked, line_view, pre_view, show_all, FrameParts};
 
 /// States to a chunk of the table: the first screen, and what one
 /// animation frame draws as the person scrolls on (50-100 ms here for a
@@ -170,18 +170,19 @@ fn DiffView(diff: String) -> impl IntoView {
     let first = diff_runs(&diff, &cut.runs[..cut.folded]);
     let bytes = diff.len();
     // Only a folded diff has a rest to draw.
-    let rest = cut.is_folded().then_some(move || {
-        whole.get().then(|| {
-            let (diff, cut) = (diff.clone(), cut.clone());
-            let list = ListParts::new(cut.runs.len() - cut.folded, DIFF_RUNS_PER_PART);
-            FrameParts::every(list).view(Arc::new(move |k| {
+    let rest = cut.is_folded().then(|| {
+        let list = ListParts::new(cut.runs.len() - cut.folded, DIFF_RUNS_PER_PART);
+        drawn_once_asked(
+            whole,
+            list,
+            Arc::new(move |k| {
                 let part = list.range(k);
                 diff_runs(
                     &diff,
                     &cut.runs[cut.folded + part.start..cut.folded + part.end],
                 )
-            }))
-        })
+            }),
+        )
     });
     view! {
         <pre class="diff">{first}{rest}</pre>

@@ -5,7 +5,7 @@ use saltscope_core::model::{NodeShape, TreeEntry, TreeNode, ENTRIES_PER_PART, OP
 use saltscope_core::parts::ListParts;
 use serde_json::Value;
 
-use super::visible::{FoldedText, FrameParts};
+use super::visible::{pre_view, FrameParts};
 
 /// A return value as a collapsible tree: scalars inline, long or multi-line
 /// strings preformatted and folded, objects and lists as nested `<details>`,
@@ -19,9 +19,7 @@ fn node_view(node: TreeNode) -> AnyView {
         NodeShape::Branch { entries } => {
             view! { <Branch node=node.clone() entries=entries/> }.into_any()
         }
-        NodeShape::Text(text) => {
-            view! { <FoldedText text={Arc::<str>::from(text)} class="text"/> }.into_any()
-        }
+        NodeShape::Text(text) => pre_view(text, "text"),
         NodeShape::Scalar(text) => view! { <span class="scalar">{text}</span> }.into_any(),
     }
 }

@@ -149,32 +149,38 @@ pub fn ShowMore(
     }
 }
 
-/// Preformatted text, folded when long: its first 64 KB (to a line's end)
-/// and a button "show all (5.0 MB)", which draws the rest a part of 256 KB
-/// a frame, each part a block of its own, so that the page answers between
-/// them and drawing a part lays out only that part (a 50 MB output set at
-/// once held the page for 5 s in one frame).
+/// Text over 64 KB, folded: its first 64 KB (to a line's end) and a button
+/// "show all (5.0 MB)", which draws the rest a part of 256 KB a frame, each
+/// part a block of its own, so that the page answers between them and
+/// drawing a part lays out only that part (a 50 MB output set at once held
+/// the page for 5 s in one frame). [`pre_view`] decides when to fold.
 #[component]
-pub fn FoldedText(text: Arc<str>, #[prop(into)] class: String) -> impl IntoView {
-    if folded_start(&text).is_none() {
-        return view! { <pre class=class>{text.to_string()}</pre> }.into_any();
-    }
+fn FoldedText(text: Arc<str>, class: &'static str) -> impl IntoView {
     let parts = Arc::new(TextParts::of(&text, FOLD_BYTES, TEXT_PART_BYTES));
     let whole = RwSignal::new(false);
     let first = text_part(&text, parts.range(0));
     let bytes = text.len();
-    let rest = move || {
-        whole.get().then(|| {
-            let (text, parts) = (text.clone(), parts.clone());
-            let list = ListParts::new(parts.count() - 1, 1);
-            FrameParts::every(list).view(Arc::new(move |k| text_part(&text, parts.range(k + 1))))
-        })
-    };
+    // Folded, the text is longer than its first part: one part or more follows.
+    let list = ListParts::new(parts.count() - 1, 1);
+    let rest = drawn_once_asked(
+        whole,
+        list,
+        Arc::new(move |k| text_part(&text, parts.range(k + 1))),
+    );
     view! {
         <pre class=class>{first}{move || (!whole.get()).then_some("…")}{rest}</pre>
         {show_all(bytes, whole)}
     }
-    .into_any()
+}
+
+/// The rest of a folded text (`list` of parts, each drawn by `part`), drawn
+/// a part a frame once "show all" sets `whole`.
+pub fn drawn_once_asked(whole: RwSignal<bool>, list: ListParts, part: Part) -> impl IntoView {
+    move || {
+        whole
+            .get()
+            .then(|| FrameParts::every(list).view(part.clone()))
+    }
 }
 
 /// A part of a long text: a block in its `<pre>`.
@@ -212,9 +218,9 @@ pub fn line_view(line: &str) -> AnyView {
     abridged(short_line(line), line.to_string())
 }
 
-/// Text in a `<pre>` of `class`: folded behind "show all" past 64 KB (a
-/// state's comment quoting a tool's whole output), else as it is, without
-/// the reactive parts a fold needs.
+/// Text in a `<pre>` of `class`: folded behind "show all" past 64 KB (an
+/// output, a state's comment quoting a tool's whole output), else as it
+/// is, without the reactive parts a fold needs.
 pub fn pre_view(text: &str, class: &'static str) -> AnyView {
     if folded_start(text).is_some() {
         view! { <FoldedText text=Arc::from(text) class=class/> }.into_any()
