@@ -1,8 +1,8 @@
 //! What every request needs, in one place: the engine's hosts (the
 //! returner's `hosts:` list — a read that fails on one goes to the next, and
 //! the one that answered is remembered), a deadline per request, retries
-//! of 429 and 503 with jittered exponential backoff honouring
-//! `Retry-After`, and the person's credentials. [`Client`] is the
+//! of 429, 503 and a node's "another node just left" with jittered
+//! exponential backoff honouring `Retry-After`, and the person's credentials. [`Client`] is the
 //! `Transport` the app and the native tools use; below it an [`Exchange`]
 //! does one HTTP exchange with one URL (fetch in the browser, the export's
 //! Web Worker, ureq natively).
@@ -97,7 +97,7 @@ pub trait Exchange {
 /// What a person should see happening.
 #[derive(Clone, Debug, PartialEq)]
 pub enum ClientEvent {
-    /// A request is sent again after `in_ms` (429 or 503).
+    /// A request is sent again after `in_ms` (see [`busy`]).
     Retrying {
         url: String,
         status: u16,
@@ -113,7 +113,7 @@ pub enum ClientEvent {
 pub struct ClientSettings {
     pub hosts: Vec<String>,
     pub timeout_ms: u64,
-    /// Retries of a 429/503 after the first try.
+    /// Retries of a busy answer ([`busy`]) after the first try.
     pub retries: u32,
     /// The first backoff; it doubles each retry, jittered, up to `max_backoff_ms`.
     pub backoff_ms: u64,
@@ -238,6 +238,18 @@ impl<E: Exchange> Client<E> {
     }
 }
 
+/// Whether an answer says "not now" rather than "no": too many requests
+/// (429), unavailable (503), or a 500 because a node of the cluster just
+/// left, which the cluster's fault detection settles within seconds. A read
+/// so answered is sent again after a backoff.
+fn busy(x: &Exchanged) -> bool {
+    match x.status {
+        429 | 503 => true,
+        500 => EngineError::from_status("", 500, &String::from_utf8_lossy(&x.body)).is_node_gone(),
+        _ => false,
+    }
+}
+
 /// Statuses after which a read is worth another host: the proxy or the
 /// node in between failed, not the request.
 fn next_host_status(status: u16) -> bool {
@@ -310,7 +322,7 @@ impl<E: Exchange> Transport for Client<E> {
                     })
                 }
             };
-            if read && matches!(x.status, 429 | 503) && attempt < settings.retries {
+            if read && busy(&x) && attempt < settings.retries {
                 attempt += 1;
                 let in_ms = self.backoff(attempt, x.retry_after.as_deref());
                 self.notify(ClientEvent::Retrying {
@@ -481,6 +493,33 @@ mod tests {
         let e = run(&c, search()).unwrap_err();
         assert!(matches!(e, EngineError::Status { status: 503, .. }), "{e}");
         assert_eq!(script.urls().len(), 4, "the first try and three retries");
+    }
+
+    #[test]
+    fn a_500_because_a_node_just_left_is_retried_and_other_500s_are_not() {
+        let node_left = || {
+            Ok(Exchanged {
+                status: 500,
+                body: crate::engine::FETCH_FROM_A_NODE_GONE.into(),
+                retry_after: None,
+            })
+        };
+        let script = Script::new(vec![node_left(), node_left(), status(200)]);
+        let c = client(&["http://a"], &script);
+        assert!(run(&c, search()).is_ok());
+        assert_eq!(*script.slept.borrow(), [750, 1500]);
+
+        let script = Script::new(vec![node_left(), node_left()]);
+        let c = client(&["http://a"], &script);
+        let write = HttpRequest::post("/_bulk", Body::NdJson("{}\n".into()));
+        assert!(run(&c, write).unwrap_err().is_node_gone());
+        assert_eq!(script.urls().len(), 1, "a write is never sent twice");
+
+        let script = Script::new(vec![status(500), status(200)]);
+        let c = client(&["http://a"], &script);
+        let e = run(&c, search()).unwrap_err();
+        assert!(matches!(e, EngineError::Status { status: 500, .. }), "{e}");
+        assert_eq!(script.urls().len(), 1, "a 500 for any other reason stands");
     }
 
     #[test]

@@ -115,6 +115,19 @@ impl EngineError {
         })
     }
 
+    /// True when a node of the cluster failed because another node just
+    /// left it (or is leaving): its transport to that node is gone. The
+    /// coordinating node answers so until its cluster state drops the
+    /// node; then the same request goes to the shards' other copies.
+    pub fn is_node_gone(&self) -> bool {
+        const NODE_GONE: [&str; 3] = [
+            "node_disconnected_exception",
+            "node_not_connected_exception",
+            "node_closed_exception",
+        ];
+        matches!(self, EngineError::Status { kind: Some(k), .. } if NODE_GONE.contains(&k.as_str()))
+    }
+
     /// True for a missing index: a soft condition for the job-cache and
     /// event-cache lookups, which a Salt setup may not have.
     pub fn is_index_not_found(&self) -> bool {
@@ -126,34 +139,59 @@ fn error_reason(error: &Value) -> (Option<String>, String) {
     if let Value::String(s) = error {
         return (None, s.clone());
     }
-    let kind = error
-        .get("type")
-        .and_then(Value::as_str)
-        .map(str::to_string);
-    let top = error
-        .get("reason")
-        .and_then(Value::as_str)
-        .unwrap_or_default();
+    fn reason_of(e: &Value) -> &str {
+        e.get("reason").and_then(Value::as_str).unwrap_or_default()
+    }
+    let type_of = |e: &Value| e.get("type").and_then(Value::as_str).map(str::to_string);
+    let top = reason_of(error);
     // Deepest explanation first: for a query_string syntax error the top
     // reason is only "all shards failed".
-    let deeper = error
-        .pointer("/failed_shards/0/reason/caused_by/reason")
-        .or_else(|| error.pointer("/caused_by/caused_by/reason"))
-        .or_else(|| error.pointer("/caused_by/reason"))
-        .or_else(|| error.pointer("/root_cause/0/reason"))
-        .and_then(Value::as_str)
-        .unwrap_or_default();
-    let reason = match (top.is_empty(), deeper.is_empty() || deeper == top) {
-        (true, _) => deeper.to_string(),
-        (false, true) => top.to_string(),
-        (false, false) => format!("{top}: {deeper}"),
-    };
-    (kind, reason)
+    let deeper = [
+        "/failed_shards/0/reason/caused_by",
+        "/caused_by/caused_by",
+        "/caused_by",
+        "/root_cause/0",
+    ]
+    .iter()
+    .find_map(|p| error.pointer(p))
+    .unwrap_or(&Value::Null);
+    match (top.is_empty(), reason_of(deeper)) {
+        // The reason is the cause's, and so is the kind: a fetch phase that
+        // failed on a node's transport is a `search_phase_execution_exception`
+        // with no reason of its own, caused by a `node_not_connected_exception`.
+        (true, cause) => (
+            type_of(deeper).or_else(|| type_of(error)),
+            cause.to_string(),
+        ),
+        (false, cause) if cause.is_empty() || cause == top => (type_of(error), top.to_string()),
+        (false, cause) => (type_of(error), format!("{top}: {cause}")),
+    }
 }
+
+/// The shape of OpenSearch 3.8's answer to a search whose fetch phase could
+/// not reach a node that was stopping: its `FetchSearchPhase` fails with
+/// an empty reason (`onPhaseFailure(this, "", e)`), and the failover test
+/// showed it as "answered 500: [node-2][127.0.0.1:9371] Node not connected".
+#[cfg(test)]
+pub(crate) const FETCH_FROM_A_NODE_GONE: &str = r#"{"error":{"root_cause":[{"type":"node_not_connected_exception","reason":"[node-2][127.0.0.1:9371] Node not connected"}],"type":"search_phase_execution_exception","reason":"","phase":"fetch","grouped":true,"failed_shards":[],"caused_by":{"type":"node_not_connected_exception","reason":"[node-2][127.0.0.1:9371] Node not connected"}},"status":500}"#;
 
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_phase_failing_without_a_reason_of_its_own_takes_its_causes_kind() {
+        let e = EngineError::from_status("http://h/es/_search", 500, FETCH_FROM_A_NODE_GONE);
+        assert_eq!(
+            e.to_string(),
+            "http://h/es/_search answered 500: [node-2][127.0.0.1:9371] Node not connected"
+        );
+        assert!(e.is_node_gone(), "{e:?}");
+        // With a reason of its own, the kind stays the wrapper's.
+        let body = r#"{"error":{"type":"search_phase_execution_exception","reason":"all shards failed","caused_by":{"type":"node_not_connected_exception","reason":"x"}},"status":500}"#;
+        let e = EngineError::from_status("u", 500, body);
+        assert!(!e.is_node_gone(), "{e:?}");
+    }
 
     #[test]
     fn a_missing_index_reads_the_engines_reason() {

@@ -18,6 +18,8 @@ pub use client::{
     Client, ClientEvent, ClientSettings, Credentials, Exchange, ExchangeError, Exchanged,
 };
 pub use error::EngineError;
+#[cfg(test)]
+pub(crate) use error::FETCH_FROM_A_NODE_GONE;
 pub use msearch::{
     msearch, msearch_request, read_msearch, SearchAnswer, SearchBundle, SearchRequest,
 };

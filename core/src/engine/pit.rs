@@ -107,15 +107,14 @@ pub fn pit_lost(error: &EngineError) -> bool {
     };
     // A node shutting down or gone: its transport fails, its shards are
     // not there (yet) on the node asked.
-    let node_gone = [
-        "node_disconnected_exception",
-        "node_not_connected_exception",
-        "node_closed_exception",
+    let shards_gone = [
         "no_shard_available_action_exception",
         "shard_not_found_exception",
     ];
-    kind.as_deref()
-        .is_some_and(|k| node_gone.contains(&k) || k.ends_with("transport_exception"))
+    error.is_node_gone()
+        || kind
+            .as_deref()
+            .is_some_and(|k| shards_gone.contains(&k) || k.ends_with("transport_exception"))
         || reason.contains("no node found for id")
 }
 

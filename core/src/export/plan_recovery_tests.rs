@@ -223,6 +223,28 @@ fn a_pit_lost_while_reading_doc_values_reads_the_index_again_and_skips_what_the_
 }
 
 #[test]
+fn a_page_whose_fetch_could_not_reach_a_stopping_node_counts_as_the_pit_lost() {
+    let mut plan = ExportPlan::new(spec(
+        ExportKind::Returns,
+        product(Product::OpenSearch, (3, 8, 0)),
+        1,
+    ))
+    .unwrap();
+    plan.handle(ok(json!({"pit_id": "p"}))).unwrap();
+    let fetch_failed = Err(EngineError::from_status(
+        "http://h/es/_search",
+        500,
+        crate::engine::FETCH_FROM_A_NODE_GONE,
+    ));
+    assert_eq!(plan.handle(fetch_failed).unwrap(), b"");
+    assert!(plan
+        .notes()
+        .iter()
+        .any(|n| n.contains("point in time was lost")));
+    assert!(plan.next_request().unwrap().path.contains("point_in_time"));
+}
+
+#[test]
 fn a_pit_lost_again_and_again_is_an_error_after_a_few_tries_not_a_loop() {
     let mut plan = ExportPlan::new(spec(
         ExportKind::Returns,
