@@ -72,6 +72,24 @@ for n in ${BENCH_SIZES:-10000 100000 1000000}; do
 done
 jobs_json+="}"
 
+# An engine that has just been loaded merges segments for minutes, and its
+# own times, the floor, run up to 9x its settled ones (2026-12-06): wait
+# until no merge runs, so that the floor is the engine's, not its loading's.
+settle() {
+  local merging
+  curl -fsS -XPOST "$ES_URL/_refresh" > /dev/null
+  for _ in $(seq 1 300); do
+    merging=$(curl -fsS "$ES_URL/_nodes/stats/indices/merge" \
+      | node -e 'let s = "";
+        process.stdin.on("data", (d) => (s += d)).on("end", () => console.log(
+          Object.values(JSON.parse(s).nodes).reduce((n, x) => n + x.indices.merges.current, 0)));')
+    if [[ $merging == 0 ]]; then return; fi
+    sleep 1
+  done
+  echo "bench: the engine still merges after 300 s ($merging running): its floors may be high" >&2
+}
+settle
+
 if [[ ${SKIP_VIEWS:-0} != 1 ]]; then
   NGINX_PORT=$PORT ENGINE_URL=$ES_URL scripts/nginx.sh restart >&2
   echo "== views (app's own marks vs the engine's floor) =="
