@@ -2,10 +2,10 @@
 //! returner's `hosts:` list — a read that fails on one goes to the next, and
 //! the one that answered is remembered), a deadline per request, retries
 //! of 429, 503 and a node's "another node just left" with jittered
-//! exponential backoff honouring `Retry-After`, and the person's credentials. [`Client`] is the
-//! `Transport` the app and the native tools use; below it an [`Exchange`]
-//! does one HTTP exchange with one URL (fetch in the browser, the export's
-//! Web Worker, ureq natively).
+//! exponential backoff honouring `Retry-After`, and the person's
+//! credentials. [`Client`] is the `Transport` the app and the native tools
+//! use; below it an [`Exchange`] does one HTTP exchange with one URL
+//! (fetch in the browser, the export's Web Worker, ureq natively).
 
 use std::cell::{Cell, RefCell};
 use std::fmt;

@@ -153,7 +153,11 @@ fn error_reason(error: &Value) -> (Option<String>, String) {
         "/root_cause/0",
     ]
     .iter()
-    .find_map(|p| error.pointer(p))
+    .find_map(|p| {
+        error
+            .pointer(p)
+            .filter(|cause| cause.get("reason").is_some())
+    })
     .unwrap_or(&Value::Null);
     match (top.is_empty(), reason_of(deeper)) {
         // The reason is the cause's, and so is the kind: a fetch phase that
@@ -191,6 +195,11 @@ mod tests {
         let body = r#"{"error":{"type":"search_phase_execution_exception","reason":"all shards failed","caused_by":{"type":"node_not_connected_exception","reason":"x"}},"status":500}"#;
         let e = EngineError::from_status("u", 500, body);
         assert!(!e.is_node_gone(), "{e:?}");
+        // A cause without a reason is passed over for the next that has one.
+        let body = r#"{"error":{"type":"exception","reason":"","caused_by":{"type":"x"},"root_cause":[{"type":"node_closed_exception","reason":"closed"}]},"status":500}"#;
+        let e = EngineError::from_status("u", 500, body);
+        assert!(e.is_node_gone(), "{e:?}");
+        assert_eq!(e.to_string(), "u answered 500: closed");
     }
 
     #[test]
