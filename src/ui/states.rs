@@ -13,10 +13,13 @@ use saltscope_core::text::salt_duration;
 use super::value::value_tree;
 use super::visible::{drawn_once_asked, line_view, pre_view, show_all, FrameParts};
 
-/// States to a chunk of the table: the first screen, and what one
-/// animation frame draws as the person scrolls on (50-100 ms here for a
-/// chunk of full output).
-const CHUNK_STATES: usize = 100;
+/// States to a chunk of the table: what one animation frame draws as the
+/// person scrolls on. A chunk of 100 states of full output took 50-100 ms
+/// here, a dropped frame or more each time; 25 fit in a frame.
+const CHUNK_STATES: usize = 25;
+
+/// Chunks drawn at once: the first screen (100 states).
+const FIRST_CHUNKS: usize = 4;
 
 /// A return's states (none if it holds no states).
 fn runs_of(ret: &ReturnDoc) -> &[StateRun] {
@@ -50,7 +53,7 @@ pub fn StateTable(ret: Arc<ReturnDoc>, view_as: Memo<StateView>) -> impl IntoVie
     move || {
         let view_as = view_as.get();
         let table = Arc::new(StateTableLines::of(runs_of(&ret), view_as, CHUNK_STATES));
-        let parts = FrameParts::new(table.parts());
+        let parts = FrameParts::starting_with(table.parts(), FIRST_CHUNKS);
         let hidden_note = (view_as.problems_only && table.states() == 0)
             .then(|| view! { <p class="notice">"No failures and no changes."</p> });
         let (ret, output) = (ret.clone(), view_as.output);

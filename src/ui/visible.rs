@@ -70,8 +70,14 @@ pub struct FrameParts {
 impl FrameParts {
     /// The first part drawn at once.
     pub fn new(list: ListParts) -> Self {
+        FrameParts::starting_with(list, 1)
+    }
+
+    /// The first `first` parts drawn at once: a first screen of small parts.
+    pub fn starting_with(list: ListParts, first: usize) -> Self {
         let total = list.count();
-        let (drawn, wanted) = (RwSignal::new(1usize), RwSignal::new(1usize));
+        let first = first.max(1);
+        let (drawn, wanted) = (RwSignal::new(first), RwSignal::new(first));
         Effect::new(move |_| {
             if drawn.get() < wanted.get().min(total) {
                 // Gone with the list if it was dropped meanwhile.
