@@ -4,7 +4,7 @@
 // screen), and a column header kept only for screen readers is not drawn.
 import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
-import { openBrowser, url, readManifest } from './harness.mjs';
+import { openBrowser, url, readManifest, eventually } from './harness.mjs';
 
 let b;
 before(async () => { b = await openBrowser(); });
@@ -58,4 +58,25 @@ test('at 1,024 px the job list scrolls sideways within itself, and the page does
   const box = await states.boundingBox();
   assert.ok(box.x >= 0 && box.x + box.width <= 1024, `"States" scrolled into view: ${JSON.stringify(box)}`);
   assert.equal(await overflow(page), 0, 'scrolling the list moved the page');
+});
+
+test('at 1,024 px the job list\'s header stays on screen as the list scrolls down', async () => {
+  const { page } = await b.newPage({ viewport: { width: 1024, height: 800 } });
+  await page.goto(url('/'));
+  const jobs = page.getByRole('table', { name: 'Jobs' });
+  const rows = jobs.getByRole('row');
+  await rows.nth(1).getByRole('cell').first().waitFor();
+  assert.ok(await rows.count() > 30, 'enough jobs to scroll past a window');
+  const header = jobs.getByRole('columnheader', { name: 'Job', exact: true });
+  const firstJob = rows.nth(1);
+  // The wheel over the list, as a person scrolls it: far past the first row.
+  const start = await firstJob.boundingBox();
+  await page.mouse.move(300, Math.min(start.y + 20, 780));
+  await eventually(async () => {
+    await page.mouse.wheel(0, 100);
+    return (await firstJob.boundingBox()).y < (await header.boundingBox()).y - 20;
+  }, 'the first job scrolled up past the header', { every: 50 });
+  const box = await header.boundingBox();
+  assert.ok(box.y >= 0 && box.y + box.height <= 800, `the "Job" header is off screen: ${JSON.stringify(box)}`);
+  assert.equal(await overflow(page), 0, 'the page scrolls sideways at 1,024 px');
 });
