@@ -5,15 +5,16 @@
 
 use std::ops::Range;
 
-/// Parts one "show more" asks for: drawn a frame each, so the page answers
-/// between them.
+/// Parts one "show more" asks for unless the list says otherwise: drawn a
+/// frame each, so the page answers between them.
 pub const PARTS_PER_ASK: usize = 5;
 
-/// `items` cut in parts of `per_part`.
+/// `items` cut in parts of `per_part`, `per_ask` parts to an ask.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct ListParts {
     items: usize,
     per_part: usize,
+    per_ask: usize,
 }
 
 impl ListParts {
@@ -21,7 +22,22 @@ impl ListParts {
         ListParts {
             items,
             per_part: per_part.max(1),
+            per_ask: PARTS_PER_ASK,
         }
+    }
+
+    /// The same parts, `parts` to an ask: small parts (one fits a frame)
+    /// with as many items an ask as bigger ones.
+    pub fn asking(self, parts: usize) -> ListParts {
+        ListParts {
+            per_ask: parts.max(1),
+            ..self
+        }
+    }
+
+    /// Parts one ask draws.
+    pub fn per_ask(self) -> usize {
+        self.per_ask
     }
 
     /// How many parts; none for no items.
@@ -43,7 +59,7 @@ impl ListParts {
 
     /// Items the next ask draws once the first `parts` are: "Show 500 more".
     pub fn next_ask(self, parts: usize) -> usize {
-        self.left_after(parts).min(self.per_part * PARTS_PER_ASK)
+        self.left_after(parts).min(self.per_part * self.per_ask)
     }
 }
 
@@ -187,5 +203,9 @@ mod tests {
         assert_eq!(list.next_ask(98), 200);
         assert_eq!(list.left_after(100), 0);
         assert_eq!(list.next_ask(120), 0);
+        // Small parts, as many items an ask.
+        let small = ListParts::new(10_000, 25).asking(20);
+        assert_eq!((small.per_ask(), small.next_ask(4)), (20, 500));
+        assert_eq!(small.next_ask(390), 250);
     }
 }

@@ -21,6 +21,9 @@ const CHUNK_STATES: usize = 25;
 /// Chunks drawn at once: the first screen (100 states).
 const FIRST_CHUNKS: usize = 4;
 
+/// Chunks one "show more" asks for: 500 states, drawn a chunk a frame.
+const CHUNKS_ASKED: usize = 20;
+
 /// A return's states (none if it holds no states).
 fn runs_of(ret: &ReturnDoc) -> &[StateRun] {
     match &ret.data {
@@ -53,7 +56,7 @@ pub fn StateTable(ret: Arc<ReturnDoc>, view_as: Memo<StateView>) -> impl IntoVie
     move || {
         let view_as = view_as.get();
         let table = Arc::new(StateTableLines::of(runs_of(&ret), view_as, CHUNK_STATES));
-        let parts = FrameParts::starting_with(table.parts(), FIRST_CHUNKS);
+        let parts = FrameParts::starting_with(table.parts().asking(CHUNKS_ASKED), FIRST_CHUNKS);
         let hidden_note = (view_as.problems_only && table.states() == 0)
             .then(|| view! { <p class="notice">"No failures and no changes."</p> });
         let (ret, output) = (ret.clone(), view_as.output);

@@ -7,7 +7,7 @@ use std::sync::Arc;
 use leptos::html::Div;
 use leptos::prelude::*;
 use saltscope_core::model::{short_target, with_target_type};
-use saltscope_core::parts::{ListParts, TextParts, PARTS_PER_ASK, TEXT_PART_BYTES};
+use saltscope_core::parts::{ListParts, TextParts, TEXT_PART_BYTES};
 use saltscope_core::text::{folded_start, human_bytes, short_line, FOLD_BYTES};
 use wasm_bindgen::closure::Closure;
 use wasm_bindgen::JsCast;
@@ -119,7 +119,7 @@ impl FrameParts {
             any_left.get().then(|| {
                 view! {
                     <ShowMore label=Signal::derive(move || format!("Show {} more {noun}", next.get()))
-                        more=Callback::new(move |()| self.wanted.update(|w| *w += PARTS_PER_ASK))/>
+                        more=Callback::new(move |()| self.wanted.update(|w| *w += list.per_ask()))/>
                 }
             })
         }
