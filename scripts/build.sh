@@ -74,19 +74,18 @@ node scripts/minify-dist.mjs "$DIST_DIR" || die "minifying the JS in $DIST_DIR f
 # is left out: operators edit it in place. The .gz by GNU gzip -9 (-n: no
 # file name in it): its deflate makes the wasm 3.2 KB smaller than zlib's
 # level 9, and Chromium over plain HTTP never asks for brotli.
-find "$DIST_DIR" -maxdepth 1 -type f -regextype posix-extended -regex '.*\.(wasm|js|css|html|svg)' \
-  -exec sh -c 'for f; do gzip -9 -n -c "$f" > "$f.gz"; done' sh {} +
+mapfile -d '' served < <(find "$DIST_DIR" -maxdepth 1 -type f -regextype posix-extended \
+  -regex '.*\.(wasm|js|css|html|svg)' -print0)
+for f in "${served[@]}"; do gzip -9 -n -c "$f" > "$f.gz"; done
 node -e '
-  const fs = require("fs"), path = require("path"), zlib = require("zlib");
-  const dir = process.argv[1];
-  for (const name of fs.readdirSync(dir)) {
-    if (!/\.(wasm|js|css|html|svg)$/.test(name)) continue;
-    const data = fs.readFileSync(path.join(dir, name));
-    fs.writeFileSync(path.join(dir, name + ".br"), zlib.brotliCompressSync(data, {
+  const fs = require("fs"), zlib = require("zlib");
+  for (const file of process.argv.slice(1)) {
+    const data = fs.readFileSync(file);
+    fs.writeFileSync(file + ".br", zlib.brotliCompressSync(data, {
       params: { [zlib.constants.BROTLI_PARAM_QUALITY]: 11, [zlib.constants.BROTLI_PARAM_SIZE_HINT]: data.length },
     }));
   }
-' "$DIST_DIR"
+' "${served[@]}"
 
 # ---- sizes -------------------------------------------------------------------
 # What a browser downloads: each file's gzip -9 and brotli forms.
