@@ -9,11 +9,13 @@ use std::ops::Range;
 /// frame each, so the page answers between them.
 pub const PARTS_PER_ASK: usize = 5;
 
-/// `items` cut in parts of `per_part`, `per_ask` parts to an ask.
+/// `items` cut in parts of `per_part`: `first` parts drawn at once, then
+/// `per_ask` parts to an ask.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct ListParts {
     items: usize,
     per_part: usize,
+    first: usize,
     per_ask: usize,
 }
 
@@ -22,8 +24,23 @@ impl ListParts {
         ListParts {
             items,
             per_part: per_part.max(1),
+            first: 1,
             per_ask: PARTS_PER_ASK,
         }
+    }
+
+    /// The same parts, the first `parts` drawn at once: a first screen of
+    /// small parts.
+    pub fn first_drawn(self, parts: usize) -> ListParts {
+        ListParts {
+            first: parts.max(1),
+            ..self
+        }
+    }
+
+    /// Parts drawn at once, before any ask.
+    pub fn first(self) -> usize {
+        self.first
     }
 
     /// The same parts, `parts` to an ask: small parts (one fits a frame)
@@ -207,5 +224,16 @@ mod tests {
         let small = ListParts::new(10_000, 25).asking(20);
         assert_eq!((small.per_ask(), small.next_ask(4)), (20, 500));
         assert_eq!(small.next_ask(390), 250);
+    }
+
+    #[test]
+    fn a_first_screen_of_small_parts_is_drawn_at_once() {
+        assert_eq!(ListParts::new(10_000, 100).first(), 1);
+        let small = ListParts::new(10_000, 25).first_drawn(4).asking(20);
+        // The first screen is the 100 states one big part was, and "Show
+        // N more" then counts from there.
+        assert_eq!(small.range(small.first() - 1).end, 100);
+        assert_eq!(small.next_ask(small.first()), 500);
+        assert_eq!(ListParts::new(10, 25).first_drawn(0).first(), 1);
     }
 }

@@ -56,7 +56,7 @@ pub fn StateTable(ret: Arc<ReturnDoc>, view_as: Memo<StateView>) -> impl IntoVie
     move || {
         let view_as = view_as.get();
         let table = Arc::new(StateTableLines::of(runs_of(&ret), view_as, CHUNK_STATES));
-        let parts = FrameParts::starting_with(table.parts().asking(CHUNKS_ASKED), FIRST_CHUNKS);
+        let parts = FrameParts::new(table.parts().first_drawn(FIRST_CHUNKS).asking(CHUNKS_ASKED));
         let hidden_note = (view_as.problems_only && table.states() == 0)
             .then(|| view! { <p class="notice">"No failures and no changes."</p> });
         let (ret, output) = (ret.clone(), view_as.output);

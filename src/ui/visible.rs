@@ -68,15 +68,10 @@ pub struct FrameParts {
 }
 
 impl FrameParts {
-    /// The first part drawn at once.
+    /// The list's first parts ([`ListParts::first`]) drawn at once.
     pub fn new(list: ListParts) -> Self {
-        FrameParts::starting_with(list, 1)
-    }
-
-    /// The first `first` parts drawn at once: a first screen of small parts.
-    pub fn starting_with(list: ListParts, first: usize) -> Self {
         let total = list.count();
-        let first = first.max(1);
+        let first = list.first();
         let (drawn, wanted) = (RwSignal::new(first), RwSignal::new(first));
         Effect::new(move |_| {
             if drawn.get() < wanted.get().min(total) {
