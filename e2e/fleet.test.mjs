@@ -102,6 +102,24 @@ test('every minion has the standing of its latest state run, counted in the bar'
   errors.assertNone();
 });
 
+test('the minion filter shows only the minions it names, each with its own standing', async () => {
+  // Jobs published to web01 and db-02 together are found by `web*`; the
+  // engine hands back all of their targets, and db-02 once showed as a
+  // `web*` minion that never reported.
+  const { page, errors } = await b.newPage();
+  await page.goto(url('/fleet'));
+  await page.getByRole('search', { name: 'Filter' }).getByLabel('Minion').fill('web*');
+  await page.getByRole('button', { name: 'Apply' }).click();
+  await page.waitForURL(/minion=web/);
+  const named = [...expected].filter(([m]) => m.startsWith('web'));
+  assert.ok(named.length >= 2, `${named.length} web* minions in the data`);
+  await page.getByText(`${named.length} minions`, { exact: true }).waitFor();
+  const shown = await shownFleet(page);
+  assert.deepEqual(Object.fromEntries([...shown].sort()),
+    Object.fromEntries(named.map(([m, e]) => [m, e.status]).sort()));
+  errors.assertNone();
+});
+
 test('a standing in the bar filters the list, in the URL; the SLS filter keeps the runs that applied it', async () => {
   const { page, errors } = await b.newPage();
   await page.goto(url('/fleet'));

@@ -257,7 +257,7 @@ pub async fn fleet<T: Transport>(
         if let Some(answer) = published {
             // No event index is no error: the fleet is then the minions
             // that returned.
-            targeted_after = match parse_targeted(answer) {
+            targeted_after = match parse_targeted(answer, filter) {
                 Ok((ids, next)) => {
                     targeted.extend(ids);
                     next.map(Some)

@@ -128,19 +128,28 @@ pub fn targeted_search(
     )
 }
 
-/// A page of targeted minion ids, and the one to continue after.
-pub fn parse_targeted(answer: SearchAnswer) -> Result<(Vec<String>, Option<String>), EngineError> {
+/// A page of targeted minion ids, those `filter`'s minion patterns name,
+/// and the id to continue after. A publish event matched by one of its
+/// targets carries all of them (a job on `web01,db-02` found by `web*`),
+/// and the engine's aggregation gives every one: each id is matched again
+/// here, or `db-02` would count as a `web*` minion that never reported.
+pub fn parse_targeted(
+    answer: SearchAnswer,
+    filter: &FleetFilter,
+) -> Result<(Vec<String>, Option<String>), EngineError> {
     let answer = answer?;
     let buckets = super::buckets(&answer, "minions");
-    let ids: Vec<String> = buckets
+    let all: Vec<String> = buckets
         .iter()
         .take(FLEET_PAGE_SIZE)
         .filter_map(|b| b.pointer("/key/minion").map(scalar_text))
         .collect();
     let next = (buckets.len() > FLEET_PAGE_SIZE)
-        .then(|| ids.last().cloned())
+        .then(|| all.last().cloned())
         .flatten();
-    Ok((ids, next))
+    let named =
+        |id: &String| filter.minions.is_empty() || filter.minions.iter().any(|p| glob_match(p, id));
+    Ok((all.into_iter().filter(named).collect(), next))
 }
 
 /// A minion's latest state run.
@@ -384,6 +393,25 @@ mod tests {
     fn bucket(minion: &str, hit: Option<Value>) -> Value {
         json!({"key": {"minion": minion}, "last_return": {"value": 1.795e12},
                "state_runs": {"latest": {"hits": {"hits": hit.into_iter().collect::<Vec<_>>()}}}})
+    }
+
+    #[test]
+    fn targeted_minions_are_those_the_filter_names_not_all_of_a_matched_job() {
+        let answer = || {
+            Ok(json!({"aggregations": {"minions": {"buckets": [
+                {"key": {"minion": "cache-03"}}, {"key": {"minion": "db-02"}},
+                {"key": {"minion": "web01"}}, {"key": {"minion": "web02"}},
+            ]}}}))
+        };
+        let web = FleetFilter {
+            minions: vec!["web*".into(), "cache-03".into()],
+            ..FleetFilter::default()
+        };
+        let (ids, next) = parse_targeted(answer(), &web).unwrap();
+        assert_eq!(ids, ["cache-03", "web01", "web02"]);
+        assert_eq!(next, None);
+        let (ids, _) = parse_targeted(answer(), &FleetFilter::default()).unwrap();
+        assert_eq!(ids.len(), 4);
     }
 
     #[test]
