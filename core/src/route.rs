@@ -216,8 +216,9 @@ impl StateView {
 }
 
 /// The view a path names: the app's route table. `/job/<jid>`,
-/// `/minion/<id>` and `/function/<fun>` carry their segment as the router's
-/// location gives it; a trailing slash names the same view.
+/// `/minion/<id>` and `/function/<fun>` carry their segment percent-encoded,
+/// as [`segment`] writes it and the browser's location gives it back; a
+/// trailing slash names the same view.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub enum Page {
     Jobs,
@@ -240,7 +241,13 @@ impl Page {
     pub fn from_path(path: &str) -> Option<Page> {
         let path = path.strip_prefix('/')?;
         let path = path.strip_suffix('/').unwrap_or(path);
-        let named = |segment: &str| (!segment.is_empty()).then(|| segment.to_string());
+        let named = |segment: &str| {
+            (!segment.is_empty()).then(|| {
+                percent_encoding::percent_decode_str(segment)
+                    .decode_utf8_lossy()
+                    .into_owned()
+            })
+        };
         Some(match path.split_once('/') {
             None => match path {
                 "" => Page::Jobs,
@@ -405,6 +412,20 @@ mod tests {
             ),
             (link::minions(&filter, None), Some(Page::Minions)),
             (link::functions(&filter), Some(Page::Functions)),
+            // Ids and names with characters a path segment encodes come
+            // back as they were, slash and all.
+            (
+                link::minion("web 01/a@b:c+é#1"),
+                Some(Page::Minion("web 01/a@b:c+é#1".into())),
+            ),
+            (
+                "/function/cmd%2Erun".to_string(),
+                Some(Page::Function("cmd.run".into())),
+            ),
+            (
+                "/minion/db%2D02".to_string(),
+                Some(Page::Minion("db-02".into())),
+            ),
             ("/fleet/".to_string(), Some(Page::Fleet)),
             ("/job/".to_string(), None),
             ("/job/1/2".to_string(), None),
