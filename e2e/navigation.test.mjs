@@ -64,3 +64,33 @@ test('a minion\'s link on the job page brings its return into view', async () =>
   assert.ok(await sameDocument(page));
   errors.assertNone();
 });
+
+test('back and forward set the Time list to the range in the address, and a range that does not read is said, not dropped', async () => {
+  const { page, errors } = await b.newPage();
+  await page.goto(url('/'));
+  await page.getByRole('table', { name: 'Jobs' }).waitFor();
+  const time = page.getByRole('search', { name: 'Filter' }).getByLabel('Time');
+  await time.selectOption('1h');
+  await page.waitForURL(/time=1h/);
+  await time.selectOption('24h');
+  await page.waitForURL(/time=24h/);
+  // The browser keeps a list's choice once a person has made one: the
+  // list must follow the address, or the next Apply writes the old range.
+  await page.goBack();
+  await page.waitForURL(/time=1h/);
+  await page.waitForFunction(() => document.querySelector('select[name=time]')?.value === '1h');
+  await page.goForward();
+  await page.waitForURL(/time=24h/);
+  await page.waitForFunction(() => document.querySelector('select[name=time]')?.value === '24h');
+
+  await time.selectOption('custom');
+  await page.getByRole('textbox', { name: 'From' }).fill('2026-12-06T11:21');
+  await page.getByRole('textbox', { name: 'to', exact: true }).fill('2026-12-06T11:20');
+  await page.getByRole('button', { name: 'Apply' }).click();
+  await page.getByRole('alert').filter({ hasText: /^Not applied: .*ends before it starts$/ }).waitFor();
+  await page.getByRole('textbox', { name: 'From' }).fill('yesterday');
+  await page.getByRole('button', { name: 'Apply' }).click();
+  await page.getByRole('alert').filter({ hasText: /^Not applied: From: .*yesterday/ }).waitFor();
+  assert.match(page.url(), /time=24h$/, 'the address keeps the range it had');
+  errors.assertNone();
+});

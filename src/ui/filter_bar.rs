@@ -56,6 +56,9 @@ pub fn FilterBar(
     let filter = move || current.get().0;
     let custom_time = RwSignal::new(false);
     Effect::new(move |_| custom_time.set(matches!(filter().time, TimeRange::Absolute { .. })));
+    // Why the form's last Apply went nowhere (a custom range that does not
+    // read); cleared by the next one that does.
+    let not_applied = RwSignal::new(None::<String>);
 
     let apply = UnsyncCallback::new(move |()| {
         let value = |r: NodeRef<Input>| r.get_untracked().map(|e| e.value()).unwrap_or_default();
@@ -64,7 +67,8 @@ pub fn FilterBar(
         let time_param = if time_choice == "custom" {
             match (parse_utc(&value(from)), parse_utc(&value(to))) {
                 (Ok(a), Ok(b)) => format!("{}..{}", iso_millis(a), iso_millis(b)),
-                _ => filter().time.to_param(),
+                (Err(e), _) => return not_applied.set(Some(format!("From: {e}"))),
+                (_, Err(e)) => return not_applied.set(Some(format!("To: {e}"))),
             }
         } else {
             time_choice
@@ -86,8 +90,12 @@ pub fn FilterBar(
         if noisy.get_untracked().is_some_and(|e| e.checked()) {
             list.push(pairs(param::NOISY, "show".into()));
         }
-        let (mut next, _) =
+        let (mut next, problems) =
             JobFilter::from_query(|k| list.iter().find(|(n, _)| *n == k).map(|(_, v)| v.as_str()));
+        if !problems.is_empty() {
+            return not_applied.set(Some(problems.join("; ")));
+        }
+        not_applied.set(None);
         if !fields.minion {
             next.minions = filter().minions;
         }
@@ -151,6 +159,7 @@ pub fn FilterBar(
             })}
             <label>"Time "
                 <select node_ref=time name="time"
+                    prop:value=move || if custom_time.get() { "custom".to_string() } else { filter().time.to_param() }
                     on:change=move |ev| {
                         if event_target_value(&ev) == "custom" { custom_time.set(true) } else { apply.run(()) }
                     }>
@@ -177,6 +186,9 @@ pub fn FilterBar(
             </label>
             <button type="submit">"Apply"</button>
         </form>
+        {move || not_applied.get().map(|p| view! {
+            <p class="notice" role="alert">{format!("Not applied: {p}")}</p>
+        })}
         {move || {
             let problems = current.get().1;
             (!problems.is_empty()).then(|| view! {
@@ -225,7 +237,8 @@ pub fn TimeSelect(
 ) -> impl IntoView {
     view! {
         <label>"Time "
-            <select node_ref=select name="time" on:change=move |_| apply.run(())>
+            <select node_ref=select name="time" on:change=move |_| apply.run(())
+                prop:value=move || current.get()>
                 {TIME_PRESETS.iter().map(|(key, label, _)| {
                     let key = *key;
                     view! { <option value=key selected=move || current.get() == key>{*label}</option> }
