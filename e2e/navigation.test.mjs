@@ -94,3 +94,20 @@ test('back and forward set the Time list to the range in the address, and a rang
   assert.match(page.url(), /time=24h$/, 'the address keeps the range it had');
   errors.assertNone();
 });
+
+test('a link from another view to one minion\'s return brings it into view once the job page has drawn it', async () => {
+  const { page, errors } = await b.newPage();
+  await page.setViewportSize({ width: 1200, height: 500 });
+  const { minions } = manifest.state_apply_multi;
+  const last = [...minions].sort().at(-1);
+  await page.goto(url('/fleet'));
+  const row = page.getByRole('row').filter({ has: page.getByRole('link', { name: last, exact: true }) });
+  await row.getByRole('link', { name: /^state\./ }).click();
+  await page.getByRole('heading', { name: /^Job \d{20}$/ }).waitFor();
+  await page.waitForFunction((name) => {
+    const section = document.querySelector(`section[aria-label="${name}"]`);
+    const top = section?.getBoundingClientRect().top;
+    return window.scrollY > 0 && top !== undefined && top >= -1 && top < window.innerHeight;
+  }, last);
+  errors.assertNone();
+});
