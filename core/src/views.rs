@@ -12,7 +12,9 @@ use crate::engine::{
     encode_component, msearch, send_json, EngineError, HttpRequest, ProductInfo, Transport,
 };
 use crate::model::{EventDoc, ReturnDoc};
-use crate::query::audit::{audit_searches, parse_audit, AuditCursor, AuditFilter, AuditPage};
+use crate::query::audit::{
+    audit_searches, parse_audit, AuditCursor, AuditFilter, AuditPage, AUDIT_PAGE_SIZE,
+};
 use crate::query::compare::{
     compare_runs, parse_run, previous_run_search, run_search, CompareRequest, RunComparison,
 };
@@ -220,8 +222,23 @@ pub async fn audit<T: Transport>(
     cursor: Option<&AuditCursor>,
 ) -> Result<AuditPage, EngineError> {
     let answers = msearch(t, &audit_searches(ctx, filter, cursor)).await?;
-    parse_audit(&ctx.config, filter, cursor, answers)
+    let mut page = parse_audit(&ctx.config, filter, cursor, answers)?;
+    // The risk rules read the arguments as Salt joined them, which no
+    // engine query can: high-risk only reads on, page after page, until it
+    // has a page of such lines, the trail ends, or it has read
+    // AUDIT_SCAN_PAGES pages (then "Older" reads on from there).
+    let mut pages = 1;
+    while filter.risky_only && page.entries.len() < AUDIT_PAGE_SIZE && pages < AUDIT_SCAN_PAGES {
+        let Some(next) = page.next.clone() else { break };
+        let answers = msearch(t, &audit_searches(ctx, filter, Some(&next))).await?;
+        page.extend(parse_audit(&ctx.config, filter, Some(&next), answers)?);
+        pages += 1;
+    }
+    Ok(page)
 }
+
+/// Pages of the audit trail one view of high-risk lines reads at most.
+pub const AUDIT_SCAN_PAGES: usize = 20;
 
 /// Every minion's standing from its latest state run (the minions of
 /// `filter.minions`; its SLS and standing are [`FleetReport::select`]'s): the whole fleet,

@@ -104,3 +104,26 @@ test('paging deep into the job list: a deep link, then Older jobs to the first j
   assert.deepEqual(shown, jids.slice(at - PAGE, at));
   errors.assertNone();
 });
+
+test('high-risk only reads the audit trail on until it has a page of such lines, not one page of all lines', async () => {
+  // The risk rules read the arguments as Salt joined them, in the app: a
+  // page of 100 published jobs once showed its one or two risky lines (or
+  // "Nothing matches.") while thousands more lay behind "Older".
+  const { page, errors } = await b.newPage();
+  await useIndexPrefix(page, PREFIX);
+  await page.goto(url('/audit?risky=1&time=all'));
+  const count = page.getByText(/^\d+ high-risk among \d+ of the \d+ published jobs/);
+  await count.waitFor({ timeout: 60000 });
+  const [, risky, read, total] = (await count.textContent()).match(/^(\d+) high-risk among (\d+) of the (\d+)/).map(Number);
+  const rows = page.getByRole('table', { name: 'Audit trail' }).getByRole('row').filter({ has: page.getByRole('cell') });
+  assert.equal(await rows.count(), risky);
+  for (const risk of await rows.evaluateAll((trs) => trs.map((tr) => tr.cells[tr.cells.length - 1].textContent))) {
+    assert.notEqual(risk, '', 'only flagged lines');
+  }
+  assert.ok(risky > 0, `${risky} high-risk lines among ${read}`);
+  const older = await page.getByRole('link', { name: 'Older' }).count();
+  // A full page, the whole trail, or the most one view reads (20 pages).
+  assert.ok(risky >= 100 || read === total || read >= 2000, `${risky} high-risk among ${read} of ${total}, Older: ${older}`);
+  assert.ok(read > 100 || read === total, `read on past the first page: ${read} of ${total}`);
+  errors.assertNone();
+});

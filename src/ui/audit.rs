@@ -95,12 +95,28 @@ pub fn AuditPage() -> impl IntoView {
                     Some(PublishSource::JobCache) => "from the master job cache",
                     None => "",
                 };
-                let count = p.total.map(|t| format!("{t} published jobs {source}")).unwrap_or_default();
+                let risky_only = current().risky_only;
+                let count = match (p.total, risky_only) {
+                    (Some(t), false) => format!("{t} published jobs {source}"),
+                    // The rules are applied here, to the lines read: the
+                    // engine's total counts them all.
+                    (Some(t), true) => format!(
+                        "{} high-risk among {} of the {t} published jobs {source}",
+                        p.entries.len(),
+                        p.read
+                    ),
+                    (None, _) => String::new(),
+                };
                 let next = p.next.clone();
+                let empty = match (p.entries.is_empty(), risky_only && next.is_some()) {
+                    (false, _) => None,
+                    (true, true) => Some("No high-risk job among these; \"Older\" reads on."),
+                    (true, false) => Some("Nothing matches."),
+                };
                 view! {
                     <p class="count">{count}</p>
                     <Notes notes=p.notes.clone()/>
-                    {p.entries.is_empty().then(|| view! { <p class="notice">"Nothing matches."</p> })}
+                    {empty.map(|text| view! { <p class="notice">{text}</p> })}
                     <table class="audit" aria-label="Audit trail">
                         <thead><tr><th>"When"</th><th>"User"</th><th>"Function"</th><th>"Arguments"</th><th>"Target"</th><th>"Minions"</th><th>"Job"</th><th>"Risk"</th></tr></thead>
                         <tbody>{p.entries.iter().map(audit_row).collect_view()}</tbody>

@@ -150,10 +150,24 @@ impl AuditCursor {
 pub struct AuditPage {
     pub entries: Vec<AuditEntry>,
     pub source: Option<PublishSource>,
-    /// Lines that match the filter, all pages.
+    /// Lines that match the filter, all pages (high-risk or not: the rules
+    /// are applied here, not in the engine).
     pub total: Option<u64>,
+    /// Lines read for this page: more than `entries` where high-risk only
+    /// dropped some.
+    pub read: u64,
     pub next: Option<AuditCursor>,
     pub notes: Vec<String>,
+}
+
+impl AuditPage {
+    /// The page after this one added to it (high-risk only reads on).
+    pub fn extend(&mut self, more: AuditPage) {
+        self.entries.extend(more.entries);
+        self.notes.extend(more.notes);
+        self.read += more.read;
+        self.next = more.next;
+    }
 }
 
 const EVENT_SOURCE: [&str; 10] = [
@@ -289,6 +303,7 @@ pub fn parse_audit(
     page.source = Some(source);
     page.total = super::total_hits(&answer);
     let raw = hits(&answer);
+    page.read = raw.len() as u64;
     for hit in raw {
         let Some(src) = hit.get("_source") else {
             continue;
