@@ -55,6 +55,7 @@ pub fn ErrorPanel(
         <div class="error-panel" role="alert">
             <strong>{title}</strong>
             <p class="error-detail">{error.to_string()}</p>
+            {error.advice().map(|a| view! { <p class="error-advice">{a}</p> })}
             {can_retry.then(|| view! {
                 <p>{countdown}<button type="button" on:click=again>{if at_startup { "Retry now" } else { "Retry" }}</button></p>
             })}

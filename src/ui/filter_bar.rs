@@ -177,7 +177,7 @@ pub fn FilterBar(
                     prop:value=move || filter().time.bounds(crate::transport::now_ms()).map(|(_, b)| iso_millis(b)).unwrap_or_default()/></label>
             </span>
             <label class="wide">"Search " <input node_ref=text name="q" type="search" size="30"
-                placeholder="Lucene: comment:\"rm -rf\" AND minion:web*"
+                placeholder="Lucene: \"rm -rf\" AND minion:web*"
                 prop:value=move || filter().text.unwrap_or_default()/></label>
             <label title=move || format!("Hidden: {}", noisy_list())>
                 <input node_ref=noisy type="checkbox" name="noisy" on:change=move |_| apply.run(())

@@ -128,6 +128,20 @@ impl EngineError {
         matches!(self, EngineError::Status { kind: Some(k), .. } if NODE_GONE.contains(&k.as_str()))
     }
 
+    /// What a person can do about an error the app knows the cause of,
+    /// beside the engine's words; `None` for the rest.
+    pub fn advice(&self) -> Option<&'static str> {
+        let EngineError::Status { reason, .. } = self else {
+            return None;
+        };
+        // Free text searches every field, and without the index templates
+        // each state ID of a return's `data` is fields of its own: a few
+        // words OR'ed over a thousand fields pass the engine's clause limit.
+        reason.contains("maxClauseCount").then_some(
+            "The search text is looked for in every field of the returns, and these indices have more fields than the engine lets one search ask (each state ID in a return's data is fields of its own). Name the field (minion:web* AND fun:cmd.run), use fewer words, or install the index templates (scripts/index-template.sh install), which keep a return's data out of the fields.",
+        )
+    }
+
     /// True for a missing index: a soft condition for the job-cache and
     /// event-cache lookups, which a Salt setup may not have.
     pub fn is_index_not_found(&self) -> bool {
@@ -182,6 +196,24 @@ pub(crate) const FETCH_FROM_A_NODE_GONE: &str = r#"{"error":{"root_cause":[{"typ
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_search_over_too_many_fields_is_explained_with_what_to_do() {
+        // OpenSearch 3.8 on real Salt data without the index templates,
+        // `redis OR nginx` in the search box: one shard of 21 failed.
+        let answer = serde_json::json!({"_shards": {"total": 21, "successful": 20, "failed": 1,
+            "failures": [{"shard": 0, "index": "salt-state_sls-v1", "reason": {
+                "type": "too_many_nested_clauses",
+                "reason": "Query contains too many nested clauses; maxClauseCount is set to 1024"}}]}});
+        let e = EngineError::from_shard_failures("http://h/es/_msearch", &answer).unwrap();
+        assert!(
+            e.advice().is_some_and(|a| a.contains("Name the field")),
+            "{e}"
+        );
+        let other =
+            EngineError::from_status("u", 500, r#"{"error":{"type":"x","reason":"disk full"}}"#);
+        assert_eq!(other.advice(), None);
+    }
 
     #[test]
     fn a_phase_failing_without_a_reason_of_its_own_takes_its_causes_kind() {
