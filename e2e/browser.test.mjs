@@ -223,6 +223,21 @@ test('the functions view shows failure rates and who is failing now', async () =
   errors.assertNone();
 });
 
+test('the functions and minions views link on in their own filter', async () => {
+  const { page, errors } = await b.newPage();
+  await page.goto(url('/functions?minion=db-02&time=all&noisy=show'));
+  await page.getByRole('link', { name: 'jobs of state.apply' }).click();
+  await page.waitForURL((u) => u.pathname === '/' && u.searchParams.get('fun') === 'state.apply'
+    && u.searchParams.get('minion') === 'db-02' && u.searchParams.get('time') === 'all');
+  await page.getByRole('table', { name: 'Jobs' }).waitFor();
+  await page.goto(url('/minions?fun=state.apply&time=all'));
+  await page.getByRole('link', { name: 'db-02', exact: true }).click();
+  await page.waitForURL((u) => u.pathname === '/minion/db-02' && u.searchParams.get('fun') === 'state.apply'
+    && u.searchParams.get('time') === 'all');
+  await page.getByRole('heading', { name: 'Minion db-02' }).waitFor();
+  errors.assertNone();
+});
+
 test('the audit view flags a risky command and links to its job', async () => {
   const { page, errors } = await b.newPage();
   await page.goto(url('/audit'));

@@ -332,8 +332,22 @@ pub mod link {
     }
 
     /// The jobs of one function.
-    pub fn function_jobs(fun: &str) -> String {
-        format!("/{}", query_string(&[(param::FUN, fun.to_string())]))
+    /// The job list of one function, in the view's filter otherwise.
+    pub fn function_jobs(fun: &str, filter: &JobFilter) -> String {
+        let filter = JobFilter {
+            functions: vec![fun.to_string()],
+            ..filter.clone()
+        };
+        format!("/{}", query_string(&filter.to_query()))
+    }
+
+    /// A minion's job history in the view's filter otherwise.
+    pub fn minion_in(minion: &str, filter: &JobFilter) -> String {
+        let url = JobListUrl {
+            filter: filter.clone(),
+            ..JobListUrl::default()
+        };
+        minion_jobs(minion, &url)
     }
 
     /// One function's latest return on every minion.
@@ -528,7 +542,36 @@ mod tests {
             link::job_minion("7", "web01.prod example"),
             "/job/7#minion-web01.prod_example"
         );
-        assert_eq!(link::function_jobs("cmd.run"), "/?fun=cmd.run");
+        assert_eq!(
+            link::function_jobs("cmd.run", &JobFilter::default()),
+            "/?fun=cmd.run"
+        );
+        // The view's filter goes along: its minion and time, not its functions.
+        let (filter, _) = JobFilter::from_query(|k| match k {
+            "minion" => Some("db-02"),
+            "fun" => Some("state.*"),
+            "time" => Some("all"),
+            _ => None,
+        });
+        let jobs = link::function_jobs("cmd.run", &filter);
+        assert!(
+            jobs.contains("minion=db-02") && jobs.contains("fun=cmd.run"),
+            "{jobs}"
+        );
+        assert!(
+            jobs.contains("time=all") && !jobs.contains("state"),
+            "{jobs}"
+        );
+        let minion = link::minion_in("db-02", &filter);
+        assert!(minion.starts_with("/minion/db-02?"), "{minion}");
+        assert!(
+            minion.contains("fun=state.*") || minion.contains("fun=state.%2A"),
+            "{minion}"
+        );
+        assert!(
+            minion.contains("time=all") && !minion.contains("minion="),
+            "{minion}"
+        );
         assert_eq!(
             link::function("state.apply", &JobFilter::default(), true, Some("db-02")),
             "/function/state.apply?failing=1&after=db-02"

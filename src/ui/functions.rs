@@ -61,7 +61,7 @@ fn function_row(f: &FunctionStats, filter: &JobFilter) -> impl IntoView {
             <td class:bad={f.failed > 0 && !f.runner}>{if f.runner { String::new() } else { f.failed.to_string() }}</td>
             <td>{rate}</td>
             <td>{f.last_return_ms.map(utc_millis).unwrap_or_default()}</td>
-            <td><a href=link::function_jobs(&f.fun) aria-label=format!("jobs of {}", f.fun)>"jobs"</a></td>
+            <td><a href=link::function_jobs(&f.fun, filter) aria-label=format!("jobs of {}", f.fun)>"jobs"</a></td>
         </tr>
     }
 }

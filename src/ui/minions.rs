@@ -1,5 +1,6 @@
 use leptos::prelude::*;
 use saltscope_core::model::Outcome;
+use saltscope_core::query::filter::JobFilter;
 use saltscope_core::query::minions::{LatestReturn, MinionSummary};
 use saltscope_core::route::{link, param};
 use saltscope_core::time::{utc_millis, utc_timestamp};
@@ -43,7 +44,7 @@ pub fn MinionsPage() -> impl IntoView {
                     {p.minions.is_empty().then(|| view! { <p class="notice">"No minion returned in this range."</p> })}
                     <table class="minions" aria-label="Minions">
                         <thead><tr><th>"Minion"</th><th>"Last return"</th><th>"Jobs"</th><th>"Returns"</th><th>"Failed"</th><th>"Latest state run"</th></tr></thead>
-                        <tbody>{p.minions.iter().map(minion_row).collect_view()}</tbody>
+                        <tbody>{p.minions.iter().map(|m| minion_row(m, &filter.get_untracked().0)).collect_view()}</tbody>
                     </table>
                     <nav class="pager" aria-label="Pages">{next.map(|n| view! { <a href=next_link(n)>"More minions"</a> })}</nav>
                 }.into_any()
@@ -52,10 +53,10 @@ pub fn MinionsPage() -> impl IntoView {
     }
 }
 
-fn minion_row(m: &MinionSummary) -> impl IntoView {
+fn minion_row(m: &MinionSummary, filter: &JobFilter) -> impl IntoView {
     view! {
         <tr>
-            <td><a href=link::minion(&m.minion)>{m.minion.clone()}</a></td>
+            <td><a href=link::minion_in(&m.minion, filter)>{m.minion.clone()}</a></td>
             <td>{m.last_return_ms.map(utc_millis).unwrap_or_default()}</td>
             <td>{m.jobs}</td>
             <td>{m.returns}</td>
