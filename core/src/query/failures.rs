@@ -296,17 +296,45 @@ fn is_hex_id(s: &str) -> bool {
 }
 
 /// `db-02.example.com`: labels of letters, digits and dashes, a dot
-/// between, the last one letters.
+/// between, the last one a top-level domain: two letters (a country's) or
+/// one of the names in [`HOST_SUFFIXES`], in lower case. A dotted Python
+/// or Salt name (`salt.utils.templates.AliasedLoader`, the state ID
+/// `saltscope.db.schema.migrate`) has the same shape and is no host.
 fn is_host(s: &str) -> bool {
     let labels: Vec<&str> = s.split('.').collect();
+    let suffix = labels.last().copied().unwrap_or("");
     labels.len() >= 3
         && labels
             .iter()
             .all(|l| !l.is_empty() && l.chars().all(|c| c.is_ascii_alphanumeric() || c == '-'))
-        && labels
-            .last()
-            .is_some_and(|l| l.chars().all(|c| c.is_ascii_alphabetic()))
+        && suffix.bytes().all(|b| b.is_ascii_lowercase())
+        && (suffix.len() == 2 || HOST_SUFFIXES.contains(&suffix))
 }
+
+/// The last labels of host names beside the countries' two letters: the
+/// generic top-level domains most seen, and the private ones networks use.
+const HOST_SUFFIXES: [&str; 20] = [
+    "com",
+    "org",
+    "net",
+    "edu",
+    "gov",
+    "mil",
+    "int",
+    "info",
+    "biz",
+    "io",
+    "dev",
+    "app",
+    "cloud",
+    "local",
+    "lan",
+    "internal",
+    "corp",
+    "home",
+    "localdomain",
+    "test",
+];
 
 /// Numbers inside a word (`web-17`, `retcode=3`) become `<n>`.
 fn replace_numbers(word: &str) -> String {
@@ -352,6 +380,22 @@ mod tests {
                 "Job 9f86d081884c7d65 timed out after 120 s on web-17",
                 "web01",
                 "Job <hex> timed out after <n> s on web-<n>",
+            ),
+            // Dotted Python and Salt names are no hosts.
+            (
+                "Jinja variable 'salt.utils.templates.AliasedLoader object' has no attribute 'x'",
+                "web01",
+                "Jinja variable 'salt.utils.templates.AliasedLoader object' has no attribute 'x'",
+            ),
+            (
+                "One or more requisite failed: saltscope.db.schema.migrate",
+                "web01",
+                "One or more requisite failed: saltscope.db.schema.migrate",
+            ),
+            (
+                "cannot reach cache-03.example.org or db.prod.internal",
+                "web01",
+                "cannot reach <host> or <host>",
             ),
             (
                 "ordered demo failure <b>bold?</b>",
