@@ -34,6 +34,7 @@ pub fn ErrorPanel(
         EngineError::Status { status: 403, .. } => "The engine refused this user",
         EngineError::Status { .. } => "The engine answered with an error",
         EngineError::BadResponse { .. } => "The engine's answer could not be read",
+        EngineError::NotFound { .. } => "Not in the engine",
         EngineError::Config(_) => "config.json is not valid",
     };
     let at_startup = session

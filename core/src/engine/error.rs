@@ -26,6 +26,10 @@ pub enum EngineError {
     /// when it is known which request it answered.
     #[error("unexpected answer{}: {detail}", from_url(url))]
     BadResponse { url: Option<String>, detail: String },
+    /// The engine answered, and what the view names is not in it (a
+    /// comparison's run of a minion that never returned that job).
+    #[error("{what}")]
+    NotFound { what: String },
     /// The app's own `config.json` could not be read, so no engine was asked.
     #[error(transparent)]
     Config(#[from] ConfigError),

@@ -264,16 +264,26 @@ pub fn parse_run(
 ) -> Result<ReturnDoc, EngineError> {
     super::first_hit(answer?)
         .map(ReturnDoc::from_owned_hit)
-        .ok_or_else(|| EngineError::BadResponse {
-            url: None,
-            detail: missing(),
-        })
+        .ok_or_else(|| EngineError::NotFound { what: missing() })
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
     use serde_json::Value;
+
+    #[test]
+    fn a_run_the_engine_does_not_hold_is_not_found_not_a_bad_answer() {
+        let none = Ok(json!({"hits": {"total": {"value": 0}, "hits": []}}));
+        let e = parse_run(none, || "no return of job 1 from minion nosuch".into()).unwrap_err();
+        assert_eq!(
+            e,
+            EngineError::NotFound {
+                what: "no return of job 1 from minion nosuch".into()
+            }
+        );
+        assert_eq!(e.to_string(), "no return of job 1 from minion nosuch");
+    }
 
     fn doc(jid: &str, minion: &str, data: Value) -> ReturnDoc {
         ReturnDoc::from_hit(
