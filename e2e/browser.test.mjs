@@ -30,7 +30,9 @@ async function allReturns() {
   return (await r.json()).hits.hits.map((h) => h._source);
 }
 
-const failedDoc = (d) => d.success === false && !String(d.fun).startsWith('runner.');
+// A runner's return says success: false whatever happened: its own
+// verdict is data.success (core: ReturnDoc::outcome).
+const failedDoc = (d) => (String(d.fun).startsWith('runner.') ? d.data?.success === false : d.success === false);
 const jidsOf = (docs) => [...new Set(docs.map((d) => d.jid))].sort().reverse();
 
 /** Waits until the job list shows `n` jobs. */

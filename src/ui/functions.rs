@@ -49,16 +49,16 @@ pub fn FunctionsPage() -> impl IntoView {
 }
 
 fn function_row(f: &FunctionStats, filter: &JobFilter) -> impl IntoView {
-    let rate = match f.failure_rate() {
-        Some(r) => format!("{} %", fixed(r * 100.0, 1)),
-        None => "runner".into(),
-    };
+    let rate = f
+        .failure_rate()
+        .map(|r| format!("{} %", fixed(r * 100.0, 1)))
+        .unwrap_or_default();
     view! {
         <tr>
             <td><a href=link::function(&f.fun, filter, false, None)>{f.fun.clone()}</a></td>
             <td>{f.returns}</td>
             <td>{f.jobs}</td>
-            <td class:bad={f.failed > 0 && !f.runner}>{if f.runner { String::new() } else { f.failed.to_string() }}</td>
+            <td class:bad={f.failed > 0}>{f.failed}</td>
             <td>{rate}</td>
             <td>{f.last_return_ms.map(utc_millis).unwrap_or_default()}</td>
             <td><a href=link::function_jobs(&f.fun, filter) aria-label=format!("jobs of {}", f.fun)>"jobs"</a></td>

@@ -198,10 +198,11 @@ fn count_line(page: &JobListPage) -> String {
 }
 
 fn job_row(job: JobSummary, expanded: RwSignal<HashSet<String>>) -> impl IntoView {
-    let outcome = if job.runner {
-        "runner"
-    } else if job.failed > 0 {
+    // A runner that failed by its own word is a failure like any other.
+    let outcome = if job.failed > 0 {
         "failed"
+    } else if job.runner {
+        "runner"
     } else {
         "succeeded"
     };

@@ -261,10 +261,22 @@ impl ReturnDoc {
     }
 
     /// The returner's own rule: success exactly when retcode is 0, a missing
-    /// retcode counting as 1.
+    /// retcode counting as 1. A runner's return says `success: false`
+    /// whatever happened: it failed when its `data.success` is false, and
+    /// is a runner's return otherwise (or while its data is unread).
     pub fn outcome(&self) -> Outcome {
         if self.is_runner() {
-            return Outcome::Runner;
+            let failed = match &self.data {
+                ReturnData::Structured(data) => {
+                    data.get("success").and_then(Value::as_bool) == Some(false)
+                }
+                _ => false,
+            };
+            return if failed {
+                Outcome::Failed
+            } else {
+                Outcome::Runner
+            };
         }
         let ok = self.success.unwrap_or(self.retcode == Some(0));
         if ok {
@@ -427,13 +439,23 @@ mod tests {
     }
 
     #[test]
-    fn runner_returns_are_not_failures() {
-        let doc = ReturnDoc::from_hit(
-            &json!({"_index": "salt-runner_jobs_list_jobs-v1", "_id": "r",
-            "_source": {"success": false, "retcode": 1, "minion": "master_master",
-                        "fun": "runner.jobs.list_jobs", "jid": "1", "data": {}}}),
+    fn a_runner_fails_by_its_own_data_success_not_the_returners_field() {
+        // The returner writes `success: false, retcode: 1` on every runner
+        // return (real documents: tests/fixtures).
+        let runner = |data: Value| {
+            ReturnDoc::from_hit(
+                &json!({"_index": "salt-runner_jobs_list_jobs-v1", "_id": "r",
+                "_source": {"success": false, "retcode": 1, "minion": "master_master",
+                            "fun": "runner.jobs.list_jobs", "jid": "1", "data": data}}),
+            )
+        };
+        assert_eq!(runner(json!({})).outcome(), Outcome::Runner);
+        assert_eq!(
+            runner(json!({"success": true, "return": []})).outcome(),
+            Outcome::Runner
         );
-        assert_eq!(doc.outcome(), Outcome::Runner);
+        let raised = json!({"success": false, "return": "Exception occurred in runner jobs.list_jobs: Traceback"});
+        assert_eq!(runner(raised).outcome(), Outcome::Failed);
     }
 
     #[test]

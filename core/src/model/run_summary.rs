@@ -29,6 +29,10 @@ pub struct RunSummary {
     /// The run failed as a whole: `success` false, a non-zero `retcode`, or
     /// a `data` that is not states (a render error).
     pub run_failed: bool,
+    /// A runner's own verdict, `!data.success`: the returner writes
+    /// `success: false` on every runner return, so only `data` tells.
+    /// `None` for other functions and where `data.success` is no boolean.
+    pub runner_failed: Option<bool>,
     /// The SLS files the states came from, sorted.
     pub sls: Vec<String>,
     /// The states that reported changes, keyed as in `data`, each with its
@@ -43,6 +47,7 @@ impl RunSummary {
     pub fn of_return(doc: &ReturnDoc, data: Option<&Value>) -> RunSummary {
         let states = data.and_then(Value::as_object).and_then(StateReturn::read);
         let mut summary = RunSummary {
+            runner_failed: runner_failed(&doc.fun, data),
             run_failed: doc.success == Some(false)
                 || doc.retcode.is_some_and(|c| c != 0)
                 || (states.is_none() && data.is_some_and(|d| !d.is_null())),
@@ -101,6 +106,7 @@ impl RunSummary {
         Some(RunSummary {
             states,
             run_failed: fields.get("run_failed").and_then(Value::as_bool) == Some(true),
+            runner_failed: fields.get("runner_failed").and_then(Value::as_bool),
             sls,
             changed: fields
                 .get("changed")
@@ -115,6 +121,15 @@ impl RunSummary {
     pub fn changed_states(&self) -> Option<StateReturn> {
         StateReturn::read(&self.changed)
     }
+}
+
+/// A runner's verdict from its `data.success` (see
+/// [`RunSummary::runner_failed`]).
+pub fn runner_failed(fun: &str, data: Option<&Value>) -> Option<bool> {
+    if !fun.starts_with("runner.") {
+        return None;
+    }
+    data?.get("success")?.as_bool().map(|ok| !ok)
 }
 
 /// The pipeline's copy of a changed state: its identity fields and the

@@ -286,9 +286,18 @@ pub fn runner_clause(fields: &FieldMap) -> Value {
     json!({"prefix": {fields.fun.clone(): "runner."}})
 }
 
-/// A failed return that is not a runner's (runners always say `success: false`).
+/// A failed return. A runner's return always says `success: false`; its
+/// own verdict is `data.success`, searchable where `data` is mapped as
+/// written, and copied to `saltscope.runner_failed` by the summary
+/// pipeline where the index templates keep `data` out of the index.
 pub fn failed_clause(fields: &FieldMap) -> Value {
-    json!({"bool": {"filter": [{"term": {"success": false}}], "must_not": [runner_clause(fields)]}})
+    json!({"bool": {"should": [
+        {"bool": {"filter": [{"term": {"success": false}}], "must_not": [runner_clause(fields)]}},
+        {"bool": {"filter": [runner_clause(fields), {"bool": {"should": [
+            {"term": {"data.success": false}},
+            {"term": {"saltscope.runner_failed": true}}
+        ], "minimum_should_match": 1}}]}}
+    ], "minimum_should_match": 1}})
 }
 
 pub fn time_clause(field: &str, from_ms: i64, to_ms: i64) -> Value {

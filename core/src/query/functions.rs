@@ -23,10 +23,9 @@ pub struct FunctionStats {
 }
 
 impl FunctionStats {
-    /// Failed returns per return; runner returns always say `success: false`
-    /// and have no rate.
+    /// Failed returns per return (a runner's by its own `data.success`).
     pub fn failure_rate(&self) -> Option<f64> {
-        (!self.runner && self.returns > 0).then(|| self.failed as f64 / self.returns as f64)
+        (self.returns > 0).then(|| self.failed as f64 / self.returns as f64)
     }
 }
 
@@ -96,19 +95,20 @@ mod tests {
     use super::*;
 
     #[test]
-    fn functions_read_with_their_failure_rates_and_runners_have_none() {
+    fn functions_read_with_their_failure_rates_runners_by_their_own_verdict() {
         let s = functions_search(&QueryContext::at(0), &JobFilter::default());
         assert_eq!(s.body["aggs"]["functions"]["terms"]["field"], "fun.keyword");
         let answer = json!({"aggregations": {"functions": {"sum_other_doc_count": 0, "buckets": [
             {"key": "state.apply", "doc_count": 40, "jobs": {"value": 10}, "failed": {"doc_count": 4},
              "runner": {"doc_count": 0}, "last_return": {"value": 1.7e12}},
-            {"key": "runner.jobs.list_jobs", "doc_count": 2, "jobs": {"value": 2}, "failed": {"doc_count": 0},
+            {"key": "runner.jobs.list_jobs", "doc_count": 2, "jobs": {"value": 2}, "failed": {"doc_count": 1},
              "runner": {"doc_count": 2}, "last_return": {"value": 1.7e12}}
         ]}}});
         let page = parse_functions(Ok(answer)).unwrap();
         assert_eq!(page.functions[0].failure_rate(), Some(0.1));
         assert_eq!(page.functions[0].jobs, 10);
-        assert_eq!(page.functions[1].failure_rate(), None);
+        assert_eq!(page.functions[1].failure_rate(), Some(0.5));
+        assert!(page.functions[1].runner);
         assert!(page.notes.is_empty());
     }
 

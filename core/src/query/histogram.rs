@@ -79,7 +79,8 @@ pub fn pick_interval(span_ms: i64) -> (i64, &'static str) {
 pub fn histogram_agg(fields: &FieldMap, bounds: Option<(i64, i64)>) -> Value {
     let sub = json!({
         "failed": {"filter": failed_clause(fields)},
-        "runner": {"filter": runner_clause(fields)}
+        // Runners that did not fail: a failed one is in `failed`.
+        "runner": {"filter": {"bool": {"filter": [runner_clause(fields)], "must_not": [failed_clause(fields)]}}}
     });
     match bounds {
         Some((from, to)) => {
