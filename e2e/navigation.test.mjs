@@ -98,12 +98,13 @@ test('back and forward set the Time list to the range in the address, and a rang
 test('a link from another view to one minion\'s return brings it into view once the job page has drawn it', async () => {
   const { page, errors } = await b.newPage();
   await page.setViewportSize({ width: 1200, height: 500 });
-  const { minions } = manifest.state_apply_multi;
-  const last = [...minions].sort().at(-1);
-  await page.goto(url('/fleet'));
-  const row = page.getByRole('row').filter({ has: page.getByRole('link', { name: last, exact: true }) });
-  await row.getByRole('link', { name: /^state\./ }).click();
-  await page.getByRole('heading', { name: /^Job \d{20}$/ }).waitFor();
+  // The 4-minion job's last section (sections go by minion id), linked
+  // from the run comparison of two of its minions.
+  const { jid, minions } = manifest.state_apply_multi;
+  const [first, last] = [[...minions].sort()[0], [...minions].sort().at(-1)];
+  await page.goto(url(`/compare?a=${jid}:${encodeURIComponent(last)}&b=${jid}:${encodeURIComponent(first)}`));
+  await page.getByRole('link', { name: `state.apply ${jid} on ${last}`, exact: true }).click();
+  await page.getByRole('heading', { name: `Job ${jid}` }).waitFor();
   await page.waitForFunction((name) => {
     const section = document.querySelector(`section[aria-label="${name}"]`);
     const top = section?.getBoundingClientRect().top;

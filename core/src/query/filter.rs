@@ -259,8 +259,8 @@ impl JobFilter {
     }
 
     /// The returns query with the outcome applied per return: for
-    /// [`OutcomeFilter::AnyFailed`] only failed, non-runner returns, so that
-    /// the jobs found are those with at least one failure.
+    /// [`OutcomeFilter::AnyFailed`] only failed returns ([`failed_clause`]),
+    /// so that the jobs found are those with at least one failure.
     pub fn returns_query_with_outcome(&self, ctx: &QueryContext) -> Value {
         let mut query = self.returns_query(ctx);
         if self.outcome == OutcomeFilter::AnyFailed {
@@ -268,13 +268,7 @@ impl JobFilter {
                 .pointer_mut("/bool/filter")
                 .and_then(Value::as_array_mut)
             {
-                filter.push(json!({"term": {"success": false}}));
-            }
-            if let Some(must_not) = query
-                .pointer_mut("/bool/must_not")
-                .and_then(Value::as_array_mut)
-            {
-                must_not.push(runner_clause(&ctx.fields));
+                filter.push(failed_clause(&ctx.fields));
             }
         }
         query
@@ -487,15 +481,22 @@ mod tests {
     }
 
     #[test]
-    fn any_failed_selects_failed_returns_that_are_not_runners() {
+    fn any_failed_selects_failed_returns_runners_by_their_own_verdict() {
         let (f, _) = read(&[("outcome", "failed")]);
-        let q = f.returns_query_with_outcome(&without_noise());
-        assert!(q["bool"]["filter"]
-            .to_string()
-            .contains(r#"{"term":{"success":false}}"#));
-        assert!(q["bool"]["must_not"]
-            .to_string()
-            .contains(r#""fun.keyword":"runner.""#));
+        let ctx = without_noise();
+        let q = f.returns_query_with_outcome(&ctx);
+        let filter = q["bool"]["filter"].as_array().unwrap();
+        assert!(filter.contains(&failed_clause(&ctx.fields)), "{q}");
+        let failed = failed_clause(&ctx.fields).to_string();
+        // Others by `success`, runners by `data.success` or the pipeline's copy.
+        for part in [
+            r#"{"term":{"success":false}}"#,
+            r#"{"term":{"data.success":false}}"#,
+            r#"{"term":{"saltscope.runner_failed":true}}"#,
+            r#""fun.keyword":"runner.""#,
+        ] {
+            assert!(failed.contains(part), "{part} in {failed}");
+        }
         let (s, _) = read(&[("outcome", "succeeded")]);
         let q = s.returns_query_with_outcome(&without_noise());
         assert!(
