@@ -240,6 +240,23 @@ test('the functions and minions views link on in their own filter', async () => 
   errors.assertNone();
 });
 
+test('a runner that raised is a failed return: in the job list, the job page\'s counts and its section', async () => {
+  // salt-run jobs.list_jobs against the elasticsearch job cache raises
+  // (the returner has no get_jids): the returner still writes success:
+  // false on every runner return, so only data.success tells.
+  const raised = returns.find((d) => String(d.fun).startsWith('runner.') && d.data?.success === false);
+  assert.ok(raised, 'the Salt runs have a runner that raised');
+  const { page, errors } = await b.newPage();
+  await page.goto(url('/?outcome=failed&noisy=show&time=all'));
+  await page.getByRole('table', { name: 'Jobs' }).getByRole('link', { name: raised.jid, exact: true }).waitFor();
+  await page.goto(url(`/job/${raised.jid}`));
+  await page.getByText('Failed: 1', { exact: true }).waitFor();
+  await page.getByText('Succeeded: 0', { exact: true }).waitFor();
+  const section = page.getByRole('region', { name: raised.minion });
+  await section.getByText('Failed', { exact: true }).waitFor();
+  errors.assertNone();
+});
+
 test('the audit view flags a risky command and links to its job', async () => {
   const { page, errors } = await b.newPage();
   await page.goto(url('/audit'));

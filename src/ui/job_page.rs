@@ -154,7 +154,7 @@ fn JobView(job: Arc<JobDetail>, view_as: Memo<StateView>) -> impl IntoView {
             r.iter()
                 .take(sections.get())
                 .map(|r| {
-                    let class = format!("chip chip-{}", outcome_name(r.outcome()));
+                    let class = format!("chip chip-{}", outcome_name(outcome_of(r, loaded)));
                     let href = format!("#{}", link::minion_anchor(&r.minion));
                     view! { <a class=class href=href>{r.minion.clone()}</a> }
                 })
@@ -330,7 +330,7 @@ fn MinionReturn(
     view_as: Memo<StateView>,
     loaded: RwSignal<HashMap<String, Arc<ReturnDoc>>>,
 ) -> impl IntoView {
-    let outcome = summary.outcome();
+    let outcome = outcome_of(&summary, loaded);
     let retcode = summary
         .retcode
         .map(|c| format!("retcode {c}"))
@@ -407,6 +407,20 @@ fn ReturnBody(
         (Some(e), _) => view! { <ErrorPanel error=e retry=data.retry()/> }.into_any(),
         (_, None) => view! { <p class="loading">"Loading the output…"</p> }.into_any(),
         (_, Some(ret)) => return_body(Arc::clone(&ret), view_as).into_any(),
+    }
+}
+
+/// A return's outcome: a runner's verdict is its `data.success`, which
+/// the job's first output brings (a runner's job has the master's one
+/// return); the rest read it without their data.
+fn outcome_of(summary: &ReturnDoc, loaded: RwSignal<HashMap<String, Arc<ReturnDoc>>>) -> Outcome {
+    let with_data = || {
+        let key = loaded_key(&summary.index, &summary.id);
+        loaded.with_untracked(|l| l.get(&key).map(|d| d.outcome()))
+    };
+    match summary.is_runner() {
+        true => with_data().unwrap_or(summary.outcome()),
+        false => summary.outcome(),
     }
 }
 
