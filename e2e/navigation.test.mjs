@@ -94,21 +94,3 @@ test('back and forward set the Time list to the range in the address, and a rang
   assert.match(page.url(), /time=24h$/, 'the address keeps the range it had');
   errors.assertNone();
 });
-
-test('a link from another view to one minion\'s return brings it into view once the job page has drawn it', async () => {
-  const { page, errors } = await b.newPage();
-  await page.setViewportSize({ width: 1200, height: 500 });
-  // The 4-minion job's last section (sections go by minion id), linked
-  // from the run comparison of two of its minions.
-  const { jid, minions } = manifest.state_apply_multi;
-  const [first, last] = [[...minions].sort()[0], [...minions].sort().at(-1)];
-  await page.goto(url(`/compare?a=${jid}:${encodeURIComponent(last)}&b=${jid}:${encodeURIComponent(first)}`));
-  await page.getByRole('link', { name: `state.apply ${jid} on ${last}`, exact: true }).click();
-  await page.getByRole('heading', { name: `Job ${jid}` }).waitFor();
-  await page.waitForFunction((name) => {
-    const section = document.querySelector(`section[aria-label="${name}"]`);
-    const top = section?.getBoundingClientRect().top;
-    return window.scrollY > 0 && top !== undefined && top >= -1 && top < window.innerHeight;
-  }, last);
-  errors.assertNone();
-});

@@ -103,10 +103,6 @@ fn JobView(job: Arc<JobDetail>, view_as: Memo<StateView>) -> impl IntoView {
     ));
     let sections = RwSignal::new(SECTIONS_STEP);
     let eager = job.total_returns as usize <= EAGER_MINIONS;
-    // The minion the address names (`#minion-…`), now that its section is
-    // drawn; what loads above it later, the browser's scroll anchoring keeps
-    // out of the way.
-    request_animation_frame(super::location::scroll_to_named);
     let session = super::use_session();
     let jid = job.jid.clone();
     let load_more = {

@@ -158,13 +158,6 @@ impl Location {
     }
 }
 
-/// To the element the address's `#id` names, once a view has drawn it: a
-/// link from another view (`/job/<jid>#minion-web01`) moves the address
-/// before the job page has its returns.
-pub fn scroll_to_named() {
-    scroll_into_place(false);
-}
-
 /// To the element the address's `#id` names, if it is drawn; else to the
 /// top when `to_top`.
 fn scroll_into_place(to_top: bool) {
