@@ -268,7 +268,7 @@ impl ReturnDoc {
         if self.is_runner() {
             let failed = match &self.data {
                 ReturnData::Structured(data) => {
-                    data.get("success").and_then(Value::as_bool) == Some(false)
+                    super::run_summary::runner_verdict(data) == Some(true)
                 }
                 _ => false,
             };

@@ -129,7 +129,15 @@ pub fn runner_failed(fun: &str, data: Option<&Value>) -> Option<bool> {
     if !fun.starts_with("runner.") {
         return None;
     }
-    data?.get("success")?.as_bool().map(|ok| !ok)
+    runner_verdict(data?)
+}
+
+/// Whether a runner's `data` says it failed: the returner writes
+/// `success: false` on every runner return, so only `data.success` tells.
+/// `None` when the data has no such flag. The summary pipeline and
+/// [`super::ReturnDoc::outcome`] both read it here.
+pub fn runner_verdict(data: &Value) -> Option<bool> {
+    data.get("success")?.as_bool().map(|ok| !ok)
 }
 
 /// The pipeline's copy of a changed state: its identity fields and the
