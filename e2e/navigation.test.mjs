@@ -94,3 +94,36 @@ test('back and forward set the Time list to the range in the address, and a rang
   assert.match(page.url(), /time=24h$/, 'the address keeps the range it had');
   errors.assertNone();
 });
+
+test('a link from another view to one minion\'s return shows that return first, and it stays in view while the others load', async () => {
+  const { page, errors } = await b.newPage();
+  await page.setViewportSize({ width: 1200, height: 500 });
+  const { minions } = manifest.state_apply_multi;
+  const last = [...minions].sort().at(-1);
+  // The returns' outputs (one search by id each) are held back until the
+  // page has drawn the job, as a slow engine would.
+  let release;
+  const held = new Promise((resolve) => { release = resolve; });
+  await page.route('**/_msearch*', async (route) => {
+    const search = (route.request().postData() ?? '').split('\n')[1] ?? '';
+    if (search.startsWith('{"query":{"ids"')) await held;
+    await route.continue();
+  });
+  await page.goto(url('/fleet'));
+  const row = page.getByRole('row').filter({ has: page.getByRole('link', { name: last, exact: true }) });
+  await row.getByRole('link', { name: /^state\./ }).click();
+  await page.getByRole('heading', { name: /^Job \d{20}$/ }).waitFor();
+  const firstSectionInView = (name) => {
+    const first = document.querySelector('section.minion');
+    const top = first?.getBoundingClientRect().top;
+    return first?.getAttribute('aria-label') === name && top >= -1 && top < window.innerHeight;
+  };
+  await page.waitForFunction(firstSectionInView, last);
+  release();
+  await page.getByRole('region', { name: 'Totals' }).getByText(/Total states run: \d+/).waitFor();
+  assert.ok(await page.evaluate(firstSectionInView, last), `${last}'s return left the screen as the others loaded`);
+  const chips = await page.getByRole('navigation', { name: 'Minions' }).getByRole('link').allTextContents();
+  assert.equal(chips[0], last, 'the minions\' list starts with the one the link named');
+  assert.deepEqual([...chips].sort(), [...minions].sort());
+  errors.assertNone();
+});

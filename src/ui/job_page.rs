@@ -7,7 +7,9 @@ use saltscope_core::model::{
     is_state_function, Outcome, PublishInfo, PublishSource, ReturnData, ReturnDoc,
 };
 use saltscope_core::query::compare::{CompareRequest, RunRef};
-use saltscope_core::query::job::{states_total, JobDetail, MissingMinion, MissingReason};
+use saltscope_core::query::job::{
+    named_first, states_total, JobDetail, MissingMinion, MissingReason,
+};
 use saltscope_core::route::{link, StateView};
 use saltscope_core::time::{jid_start_time, utc_timestamp};
 use saltscope_core::views;
@@ -85,7 +87,11 @@ const EAGER_MINIONS: usize = 20;
 fn JobView(job: Arc<JobDetail>, view_as: Memo<StateView>) -> impl IntoView {
     let started = jid_start_time(&job.jid).unwrap_or_default();
     // What a young job's live follow updates; the rest stays as it was.
+    // A link from another view names one minion's return: it comes first,
+    // so that nothing drawn later above it pushes it off the screen.
+    let named = super::location::named_id();
     let returns = RwSignal::new(job.returns.clone());
+    returns.update(|r| named_first(r, &named));
     let counts = RwSignal::new((job.total_returns, job.outcomes()));
     let missing = RwSignal::new(job.missing.clone());
     let timeline = RwSignal::new(job.timeline.clone());
@@ -103,6 +109,7 @@ fn JobView(job: Arc<JobDetail>, view_as: Memo<StateView>) -> impl IntoView {
     ));
     let sections = RwSignal::new(SECTIONS_STEP);
     let eager = job.total_returns as usize <= EAGER_MINIONS;
+    request_animation_frame(super::location::scroll_to_named);
     let session = super::use_session();
     let jid = job.jid.clone();
     let load_more = {
@@ -130,7 +137,9 @@ fn JobView(job: Arc<JobDetail>, view_as: Memo<StateView>) -> impl IntoView {
         empty.set(j.is_empty());
         // Only the first page is re-read: a job beyond it pages as before.
         if more.get_untracked().is_none() {
-            returns.set(j.returns.clone());
+            let mut r = j.returns.clone();
+            named_first(&mut r, &named);
+            returns.set(r);
         }
         counts.set((j.total_returns, j.outcomes()));
         missing.set(j.missing.clone());

@@ -158,21 +158,33 @@ impl Location {
     }
 }
 
+/// The element id the address's `#id` names, decoded; empty when none.
+pub fn named_id() -> String {
+    let hash = window().location().hash().unwrap_or_default();
+    let id = hash.strip_prefix('#').unwrap_or_default();
+    js_sys::decode_uri_component(id)
+        .ok()
+        .and_then(|d| d.as_string())
+        .unwrap_or_else(|| id.to_string())
+}
+
 /// To the element the address's `#id` names, if it is drawn; else to the
 /// top when `to_top`.
 fn scroll_into_place(to_top: bool) {
-    let hash = window().location().hash().unwrap_or_default();
-    if let Some(id) = hash.strip_prefix('#').filter(|id| !id.is_empty()) {
-        let id = js_sys::decode_uri_component(id)
-            .ok()
-            .and_then(|d| d.as_string())
-            .unwrap_or_else(|| id.to_string());
-        if let Some(element) = document().get_element_by_id(&id) {
-            element.scroll_into_view();
-            return;
-        }
+    let named = named_id();
+    let element = (!named.is_empty())
+        .then(|| document().get_element_by_id(&named))
+        .flatten();
+    match element {
+        Some(element) => element.scroll_into_view(),
+        None if to_top => window().scroll_to_with_x_and_y(0.0, 0.0),
+        None => {}
     }
-    if to_top {
-        window().scroll_to_with_x_and_y(0.0, 0.0);
-    }
+}
+
+/// To the element the address's `#id` names, once a view has drawn it: a
+/// link from another view (`/job/<jid>#minion-web01`) moves the address
+/// before the job page has its returns.
+pub fn scroll_to_named() {
+    scroll_into_place(false);
 }

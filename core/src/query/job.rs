@@ -155,6 +155,20 @@ impl JobDetail {
     }
 }
 
+/// The return of the minion an address names (`#minion-…`, a link from
+/// another view to one minion's return) moved to the front, the others
+/// keeping their order: the page then scrolls to it, and no output drawn
+/// later above it can push it away. Nothing moves when no return on the
+/// page is that minion's.
+pub fn named_first(returns: &mut [ReturnDoc], anchor: &str) {
+    let named = returns
+        .iter()
+        .position(|r| crate::route::link::minion_anchor(&r.minion) == anchor);
+    if let Some(at) = named {
+        returns[..=at].rotate_right(1);
+    }
+}
+
 /// The summed state summary of the state returns among `returns` whose
 /// data is read; `None` while any is unread or none holds states.
 pub fn states_total<'a>(

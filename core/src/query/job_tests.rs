@@ -280,3 +280,20 @@ fn a_failed_returns_search_is_the_pages_error() {
     };
     assert_eq!(parse_job("7", answers_with(Err(e.clone()))).unwrap_err(), e);
 }
+
+#[test]
+fn the_minion_an_address_names_comes_first_and_the_rest_keep_their_order() {
+    let answers = answers_with(Ok(json!({"hits": {"total": {"value": 3}, "hits": [
+        ret("db-02", true), ret("web01", false), ret("web02.prod", true)
+    ]}})));
+    let job = parse_job("7", answers).unwrap();
+    let order =
+        |returns: &[ReturnDoc]| returns.iter().map(|r| r.minion.clone()).collect::<Vec<_>>();
+    let mut returns = job.returns.clone();
+    named_first(&mut returns, "minion-web02.prod");
+    assert_eq!(order(&returns), ["web02.prod", "db-02", "web01"]);
+    named_first(&mut returns, "minion-nobody");
+    assert_eq!(order(&returns), ["web02.prod", "db-02", "web01"]);
+    named_first(&mut returns, "");
+    assert_eq!(order(&returns), ["web02.prod", "db-02", "web01"]);
+}
