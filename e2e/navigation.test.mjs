@@ -104,9 +104,13 @@ test('a link from another view to one minion\'s return shows that return first, 
   // page has drawn the job, as a slow engine would.
   let release;
   const held = new Promise((resolve) => { release = resolve; });
+  const asked = [];
   await page.route('**/_msearch*', async (route) => {
     const search = (route.request().postData() ?? '').split('\n')[1] ?? '';
-    if (search.startsWith('{"query":{"ids"')) await held;
+    if (search.startsWith('{"query":{"ids"')) {
+      asked.push(search);
+      await held;
+    }
     await route.continue();
   });
   await page.goto(url('/fleet'));
@@ -125,5 +129,8 @@ test('a link from another view to one minion\'s return shows that return first, 
   const chips = await page.getByRole('navigation', { name: 'Minions' }).getByRole('link').allTextContents();
   assert.equal(chips[0], last, 'the minions\' list starts with the one the link named');
   assert.deepEqual([...chips].sort(), [...minions].sort());
+  // The job brought the first return's output; each other one is asked once.
+  assert.equal(new Set(asked).size, asked.length, `an output was asked for twice: ${asked.join(' ')}`);
+  assert.equal(asked.length, minions.length - 1);
   errors.assertNone();
 });

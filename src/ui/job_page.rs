@@ -347,7 +347,10 @@ fn MinionReturn(
         .unwrap_or_default();
     let load = RwSignal::new(eager);
     let node = NodeRef::<leptos::html::Div>::new();
-    when_near(node, move || load.set(true));
+    // Setting it again would draw the body anew and fetch the output twice.
+    if !eager {
+        when_near(node, move || load.set(true));
+    }
     let (index, id) = (summary.index.clone(), summary.id.clone());
     view! {
         <section class=format!("minion minion-{}", outcome_name(outcome)) id=link::minion_anchor(&summary.minion) aria-label=summary.minion.clone()>
