@@ -257,6 +257,26 @@ test('a runner that raised is a failed return: in the job list, the job page\'s 
   errors.assertNone();
 });
 
+test('"All succeeded" counts the jobs without a failure; the minions view then counts returns that did not fail', async () => {
+  const failedJids = new Set(returns.filter(failedDoc).map((d) => d.jid));
+  const good = jidsOf(returns.filter((d) => !failedJids.has(d.jid)));
+  assert.ok(failedJids.size > 0 && good.length > 0, 'the Salt runs have jobs of both kinds');
+  const { page, errors } = await b.newPage();
+  await page.goto(url('/?outcome=succeeded&noisy=show&time=all'));
+  await page.getByText(`${good.length} jobs`, { exact: true }).waitFor();
+  const mine = returns.filter((d) => d.minion === 'db-02');
+  const ok = mine.filter((d) => !failedDoc(d));
+  assert.ok(ok.length < mine.length, 'db-02 has failed returns');
+  await page.goto(url('/minions?outcome=succeeded&noisy=show&time=all'));
+  const row = page.getByRole('row').filter({ has: page.getByRole('link', { name: 'db-02', exact: true }) });
+  await row.waitFor();
+  const cells = await row.getByRole('cell').allTextContents();
+  assert.equal(cells[2], String(new Set(ok.map((d) => d.jid)).size), 'jobs');
+  assert.equal(cells[3], String(ok.length), 'returns');
+  assert.equal(cells[4], '0', 'failed');
+  errors.assertNone();
+});
+
 test('the audit view flags a risky command and links to its job', async () => {
   const { page, errors } = await b.newPage();
   await page.goto(url('/audit'));

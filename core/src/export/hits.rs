@@ -18,7 +18,6 @@ use crate::engine::{
     Reply,
 };
 use crate::model::{ReturnData, ReturnDoc, ReturnFields, StateTally};
-use crate::query::filter::OutcomeFilter;
 use crate::query::jobs::{attach_publish, publish_searches, soft, JobListPage};
 use crate::query::FieldMap;
 use crate::text::scalar_text;
@@ -67,14 +66,11 @@ pub fn hits_sort(paging: Paging, fields: &FieldMap) -> Value {
 pub(crate) fn hits_query(at: &Position) -> Value {
     let spec = at.spec;
     let filter = spec.job_filter();
-    let mut query = filter.returns_query_with_outcome(&spec.context);
+    let mut query = filter.returns_query_by_return(&spec.context);
     if let Some(clauses) = query
         .pointer_mut("/bool/filter")
         .and_then(Value::as_array_mut)
     {
-        if filter.outcome == OutcomeFilter::AllSucceeded {
-            clauses.push(json!({"term": {"success": true}}));
-        }
         if spec.kind == ExportKind::States {
             clauses.push(json!({"terms": {spec.context.fields.fun.clone(): STATE_FUNCTIONS}}));
         }

@@ -273,6 +273,23 @@ impl JobFilter {
         }
         query
     }
+
+    /// The returns query with the outcome taken per return: only failed
+    /// returns ([`failed_clause`]), or only the others (a runner by its own
+    /// verdict). What counts returns asks this: the minions view, the
+    /// returns and states exports, the job list's histogram.
+    pub fn returns_query_by_return(&self, ctx: &QueryContext) -> Value {
+        let mut query = self.returns_query(ctx);
+        let key = match self.outcome {
+            OutcomeFilter::All => return query,
+            OutcomeFilter::AnyFailed => "/bool/filter",
+            OutcomeFilter::AllSucceeded => "/bool/must_not",
+        };
+        if let Some(clauses) = query.pointer_mut(key).and_then(Value::as_array_mut) {
+            clauses.push(failed_clause(&ctx.fields));
+        }
+        query
+    }
 }
 
 /// `{"prefix": {fun: "runner."}}`: runner returns, whatever the index prefix.
@@ -502,6 +519,37 @@ mod tests {
         assert!(
             !q.to_string().contains("success"),
             "succeeded is decided per job"
+        );
+    }
+
+    #[test]
+    fn the_outcome_per_return_keeps_failed_returns_or_leaves_them_out() {
+        let ctx = QueryContext::at(NOW);
+        let failed = failed_clause(&ctx.fields);
+        let with = |outcome| {
+            JobFilter {
+                outcome,
+                ..JobFilter::default()
+            }
+            .returns_query_by_return(&ctx)
+        };
+        let any_failed = with(OutcomeFilter::AnyFailed);
+        assert!(any_failed["bool"]["filter"]
+            .as_array()
+            .unwrap()
+            .contains(&failed));
+        let succeeded = with(OutcomeFilter::AllSucceeded);
+        assert!(succeeded["bool"]["must_not"]
+            .as_array()
+            .unwrap()
+            .contains(&failed));
+        assert!(!succeeded["bool"]["filter"]
+            .as_array()
+            .unwrap()
+            .contains(&failed));
+        assert_eq!(
+            with(OutcomeFilter::All),
+            JobFilter::default().returns_query(&ctx)
         );
     }
 }

@@ -110,7 +110,7 @@ pub fn minion_search(ctx: &QueryContext, filter: &JobFilter, after: Option<&str>
     let fields = &ctx.fields;
     let body = json!({
         "size": 0,
-        "query": filter.returns_query_with_outcome(ctx),
+        "query": filter.returns_query_by_return(ctx),
         "aggs": {
             "minions": {
                 "composite": minion_composite(fields, after),

@@ -216,16 +216,20 @@ pub fn job_list_searches(ctx: &QueryContext, request: &JobListRequest) -> JobLis
         }}
     });
     let bounds = filter.time.bounds(ctx.now_ms);
-    let overview = json!({
-        "size": 0,
-        "track_total_hits": true,
-        "query": query,
-        "aggs": {
-            "histogram": histogram_agg(fields, bounds),
-            // Exact up to 40,000 jobs (the engines' maximum); beyond, within ~1 %.
-            "job_count": {"cardinality": {"field": fields.jid, "precision_threshold": 40000}}
-        }
-    });
+    // Exact up to 40,000 jobs (the engines' maximum); beyond, within ~1 %.
+    let job_count = json!({"cardinality": {"field": fields.jid, "precision_threshold": 40000}});
+    let mut overview = json!({"size": 0, "track_total_hits": true, "query": query, "aggs": {
+        "histogram": histogram_agg(fields, bounds), "job_count": job_count
+    }});
+    if filter.outcome == OutcomeFilter::AllSucceeded {
+        // The jobs with no failure are all jobs less those with one; the
+        // bars are of the returns that did not fail.
+        let (aggs, failed) = (&mut overview["aggs"], failed_clause(fields));
+        let bars = aggs["histogram"].take();
+        aggs["histogram"] =
+            json!({"filter": {"bool": {"must_not": [failed]}}, "aggs": {"histogram": bars}});
+        aggs["failed_jobs"] = json!({"filter": failed, "aggs": {"jobs": job_count}});
+    }
     // Suggestions: every function in the range, whatever function is asked.
     let unfiltered = JobFilter {
         functions: Vec::new(),
@@ -347,13 +351,20 @@ pub fn parse_job_list(
 
     match answers.overview {
         Ok(overview) => {
+            let count = |at: &str| overview.pointer(at).and_then(Value::as_u64);
             page.total_returns = super::total_hits(&overview);
-            page.total_jobs = overview
-                .pointer("/aggregations/job_count/value")
-                .and_then(Value::as_u64);
+            page.total_jobs = count("/aggregations/job_count/value");
+            let mut histogram = "/aggregations/histogram";
+            if request.filter.outcome == OutcomeFilter::AllSucceeded {
+                // The returns of those jobs are not counted by one search.
+                page.total_returns = None;
+                let failed = count("/aggregations/failed_jobs/jobs/value").unwrap_or(0);
+                page.total_jobs = page.total_jobs.map(|all| all.saturating_sub(failed));
+                histogram = "/aggregations/histogram/histogram";
+            }
             let bounds = request.filter.time.bounds(ctx.now_ms);
             page.histogram = overview
-                .pointer("/aggregations/histogram")
+                .pointer(histogram)
                 .and_then(|h| parse_histogram(h, bounds));
         }
         Err(e) => page.notes.push(format!("histogram unavailable: {e}")),
@@ -455,6 +466,34 @@ mod tests {
         assert!(excluded.contains("salt-master-event-cache"));
         assert!(s.overview.body["aggs"]["histogram"]["date_histogram"].is_object());
         assert_eq!(s.overview.body["track_total_hits"], true);
+    }
+
+    #[test]
+    fn all_succeeded_counts_the_jobs_without_a_failure_and_draws_the_returns_that_did_not_fail() {
+        let req = request(Cursor::Newest, OutcomeFilter::AllSucceeded, 20);
+        let s = job_list_searches(&ctx(), &req);
+        let aggs = &s.overview.body["aggs"];
+        assert!(aggs["histogram"]["aggs"]["histogram"]["date_histogram"].is_object());
+        assert_eq!(
+            aggs["histogram"]["filter"]["bool"]["must_not"][0],
+            failed_clause(&ctx().fields)
+        );
+        assert_eq!(aggs["failed_jobs"]["filter"], failed_clause(&ctx().fields));
+        let mut answers = answers(page_answer(&["5", "4"], &["4"]));
+        answers.overview = Ok(json!({"hits": {"total": {"value": 40}}, "aggregations": {
+            "job_count": {"value": 9},
+            "failed_jobs": {"doc_count": 5, "jobs": {"value": 3}},
+            "histogram": {"doc_count": 35, "histogram": {"buckets": [
+                {"key": NOW - 1000, "doc_count": 4, "failed": {"doc_count": 0}, "runner": {"doc_count": 1}}]}}
+        }}));
+        let page = parse_job_list(&ctx(), &req, answers).unwrap();
+        assert_eq!(jids(&page), ["5"]);
+        assert_eq!(page.total_jobs, Some(6), "9 jobs, 3 of them with a failure");
+        assert_eq!(
+            page.total_returns, None,
+            "no one search counts those jobs' returns"
+        );
+        assert_eq!(page.histogram.as_ref().unwrap().buckets[0].runner, 1);
     }
 
     #[test]
