@@ -134,3 +134,16 @@ test('a link from another view to one minion\'s return shows that return first, 
   assert.equal(asked.length, minions.length - 1);
   errors.assertNone();
 });
+
+test('a range of whole days takes in its last day, and one day is a range', async () => {
+  const { jid } = manifest.state_apply_multi;
+  const day = `${jid.slice(0, 4)}-${jid.slice(4, 6)}-${jid.slice(6, 8)}`;
+  const { page, errors } = await b.newPage();
+  const job = page.getByRole('table', { name: 'Jobs' }).getByRole('link', { name: jid, exact: true });
+  await page.goto(url(`/?time=2020-01-01..${day}&noisy=show`));
+  await job.waitFor();
+  await page.goto(url(`/?time=${day}..${day}&noisy=show`));
+  await job.waitFor();
+  assert.equal(await page.getByRole('list', { name: 'Notes' }).count(), 0, 'the one-day range is read, not refused');
+  errors.assertNone();
+});

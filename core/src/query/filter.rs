@@ -62,7 +62,13 @@ impl TimeRange {
             // The date's own message says why (`February 2026 has 28 days`).
             let from_ms = parse_utc(from).map_err(|e| e.to_string())?;
             let to_ms = parse_utc(to).map_err(|e| e.to_string())?;
-            if from_ms >= to_ms {
+            // A bare date as the end takes in that whole day, as a person
+            // means it: `2026-12-01..2026-12-07` is a week, not six days.
+            let to_ms = match to.trim().len() {
+                10 => to_ms + 86_399_999,
+                _ => to_ms,
+            };
+            if from_ms > to_ms {
                 return Err(format!("the range {from} .. {to} ends before it starts"));
             }
             return Ok(TimeRange::Absolute { from_ms, to_ms });
@@ -551,5 +557,27 @@ mod tests {
             with(OutcomeFilter::All),
             JobFilter::default().returns_query(&ctx)
         );
+    }
+
+    #[test]
+    fn a_bare_date_as_the_end_takes_in_that_whole_day() {
+        let day = |t: &str| crate::time::parse_utc(t).unwrap();
+        let week = TimeRange::parse("2026-12-01..2026-12-07").unwrap();
+        assert_eq!(
+            week.bounds(NOW),
+            Some((day("2026-12-01"), day("2026-12-08") - 1))
+        );
+        let one_day = TimeRange::parse("2026-12-07..2026-12-07").unwrap();
+        assert_eq!(
+            one_day.bounds(NOW),
+            Some((day("2026-12-07"), day("2026-12-08") - 1))
+        );
+        let hour = TimeRange::parse("2026-12-07T10:00..2026-12-07T11:00").unwrap();
+        assert_eq!(
+            hour.bounds(NOW),
+            Some((day("2026-12-07T10:00"), day("2026-12-07T11:00")))
+        );
+        let reversed = TimeRange::parse("2026-12-08..2026-12-01").unwrap_err();
+        assert!(reversed.contains("ends before it starts"), "{reversed}");
     }
 }
