@@ -110,10 +110,16 @@ pub fn job_row(row: &JobRow, columns: &[Column]) -> Row {
     columns
         .iter()
         .map(|c| match c.id {
-            id::START_TIME => publish
-                .and_then(|p| p.stamp.as_deref())
-                .map(|s| time_cell(Some(s)))
-                .unwrap_or_else(|| ms_cell(job.first_return_ms)),
+            // As the job list's "Started": the publish event, else the jid
+            // (the master's clock at publish), else the first return.
+            id::START_TIME => match publish.and_then(|p| p.stamp.as_deref()) {
+                Some(s) => time_cell(Some(s)),
+                None => ms_cell(
+                    crate::time::jid_start_time(&job.jid)
+                        .and_then(|t| crate::time::parse_utc(&t).ok())
+                        .or(job.first_return_ms),
+                ),
+            },
             id::JID => job.jid.clone(),
             id::FUNCTION => match publish.and_then(|p| p.fun.clone()) {
                 Some(f) => f,
@@ -540,6 +546,12 @@ mod tests {
                 "2026-11-30T00:53:21.000Z"
             ]
         );
+        // No publish data: the jid tells when, as in the job list.
+        let mut unpublished = row.clone();
+        unpublished.job.publish = None;
+        assert_eq!(job_row(&unpublished, cols)[0], "2026-11-29T17:05:07.123Z");
+        unpublished.job.jid = "not-a-jid".into();
+        assert_eq!(job_row(&unpublished, cols)[0], "2026-11-30T00:53:20.000Z");
         let bare = job_row(&JobRow::default(), cols);
         assert_eq!(bare.len(), cols.len());
         assert_eq!(bare[7], "0");
