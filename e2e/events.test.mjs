@@ -108,6 +108,19 @@ test('filters by minion, by jid and by failed returns, all in the URL', async ()
   errors.assertNone();
 });
 
+test('the minion filter finds every event whose Minion column names that minion', async () => {
+  // minion/refresh/<id> and resource/refresh/<id> carry the minion in the
+  // tag only (no data.id): the column reads it there, so must the filter.
+  const refreshes = await count({ terms: { [TAG]: ['minion/refresh/db-02', 'resource/refresh/db-02'] } });
+  assert.ok(refreshes > 0, 'db-02 refreshed its minion data');
+  const { page, errors } = await b.newPage();
+  await page.goto(url('/events?time=all&tag=minion/refresh/*,resource/refresh/*&minion=db-02'));
+  await settled(page);
+  await page.getByText(`${refreshes} events match`).waitFor();
+  for (const r of await shown(page)) assert.equal(r.minion, 'db-02', r.tag);
+  errors.assertNone();
+});
+
 test('an event\'s data opens as a tree of text', async () => {
   const { page, errors } = await b.newPage();
   await page.goto(url('/events?time=all&tag=salt/auth'));

@@ -58,6 +58,18 @@ pub struct EventDoc {
     pub data: Value,
 }
 
+/// The tags that name a minion, as the text before and after its id: the
+/// events view's minion filter searches them (and `data.id`);
+/// [`EventDoc::from_hit`] reads the minion from them.
+pub const MINION_TAGS: [(&str, &str); 6] = [
+    ("salt/job/*/ret/", ""),
+    ("salt/job/*/prog/", "/*"),
+    ("salt/minion/", "/start"),
+    ("minion/refresh/", ""),
+    ("resource/refresh/", ""),
+    ("salt/beacon/", "/*"),
+];
+
 impl EventDoc {
     /// Reads a search hit; whatever is missing stays empty, nothing fails.
     pub fn from_hit(hit: &Value) -> EventDoc {
@@ -75,6 +87,7 @@ impl EventDoc {
             .get("_stamp")
             .and_then(Value::as_str)
             .map(str::to_string);
+        // The forms of MINION_TAGS (a test holds the two together).
         let parts: Vec<&str> = tag.split('/').collect();
         let (tag_jid, tag_minion) = match parts.as_slice() {
             ["salt", "job", jid, "ret", minion] => (Some(*jid), Some(*minion)),
@@ -170,5 +183,14 @@ mod tests {
             (odd.tag.as_str(), odd.family, odd.stamp_ms),
             ("7", "other", None)
         );
+    }
+
+    #[test]
+    fn every_tag_the_minion_filter_searches_names_its_minion() {
+        for (before, after) in MINION_TAGS {
+            let tag = format!("{before}db-02{after}").replace('*', "20261207000418895023");
+            let doc = EventDoc::from_hit(&hit(&tag, json!({})));
+            assert_eq!(doc.minion.as_deref(), Some("db-02"), "{tag}");
+        }
     }
 }

@@ -16,7 +16,7 @@ mod tally;
 mod value_tree;
 
 pub use diff::{diff_line_kind, DiffLine, DiffRun, DiffRuns};
-pub use event::{family_of, EventDoc, EVENT_FAMILIES};
+pub use event::{family_of, EventDoc, EVENT_FAMILIES, MINION_TAGS};
 pub use fleet_status::FleetStatus;
 pub use publish::{short_target, with_target_type, PublishInfo, PublishSource};
 pub use return_doc::{Outcome, ReturnData, ReturnDoc, ReturnFields};

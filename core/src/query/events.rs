@@ -8,7 +8,7 @@ use serde_json::{json, Value};
 use super::filter::{any_of, pattern_clause, query_string, time_clause, TimeRange};
 use super::{hits, total_hits, FieldMap, QueryContext};
 use crate::engine::{EngineError, SearchRequest};
-use crate::model::{EventDoc, EVENT_FAMILIES};
+use crate::model::{EventDoc, EVENT_FAMILIES, MINION_TAGS};
 use crate::route::param;
 use crate::sort;
 use crate::text::scalar_text;
@@ -94,18 +94,16 @@ impl EventFilter {
         }
         filter.extend(any_of(&f.tag, &self.tags));
         if !self.minions.is_empty() {
-            // The minion is in the tag of job events, in `data.id` of others.
-            let should: Vec<Value> = self
-                .minions
-                .iter()
-                .flat_map(|m| {
-                    [
-                        json!({"wildcard": {f.tag.clone(): {"value": format!("salt/job/*/ret/{m}")}}}),
-                        json!({"wildcard": {f.tag.clone(): {"value": format!("salt/job/*/prog/{m}/*")}}}),
-                        pattern_clause(&f.event_minion, m),
-                    ]
-                })
-                .collect();
+            // The minion is in the tag of job events and a few others, in
+            // `data.id` of the rest: where the Minion column reads it.
+            let mut should = Vec::new();
+            for m in &self.minions {
+                for (before, after) in MINION_TAGS {
+                    let tag = format!("{before}{m}{after}");
+                    should.push(json!({"wildcard": {f.tag.clone(): {"value": tag}}}));
+                }
+                should.push(pattern_clause(&f.event_minion, m));
+            }
             filter.push(json!({"bool": {"should": should, "minimum_should_match": 1}}));
         }
         if let Some(jid) = &self.jid {
