@@ -85,6 +85,7 @@ pub fn AuditPage() -> impl IntoView {
             <label><input node_ref=risky type="checkbox" name="risky" on:change=move |_| apply.run(()) prop:checked=move || current().risky_only/>" High-risk only"</label>
             <button type="submit">"Apply"</button>
         </form>
+        {move || (!filter.get().1.is_empty()).then(|| view! { <Notes notes=filter.get().1/> })}
         <ExportPanel kinds=vec![ExportKind::Audit] filter=Signal::derive(move || ViewFilter::Audit(filter.get().0))/>
         {move || match (page.error(), page.ok()) {
             (Some(e), _) => view! { <ErrorPanel error=e retry=page.retry()/> }.into_any(),

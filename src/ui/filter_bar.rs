@@ -243,6 +243,15 @@ pub fn TimeSelect(
                     let key = *key;
                     view! { <option value=key selected=move || current.get() == key>{*label}</option> }
                 }).collect_view()}
+                // A range from a link or the histogram: shown, and kept by
+                // the next Apply.
+                {move || {
+                    let now = current.get();
+                    (!TIME_PRESETS.iter().any(|(key, _, _)| *key == now)).then(|| {
+                        let label = now.clone();
+                        view! { <option value=now selected=true>{label}</option> }
+                    })
+                }}
             </select>
         </label>
     }
