@@ -147,3 +147,16 @@ test('a range of whole days takes in its last day, and one day is a range', asyn
   assert.equal(await page.getByRole('list', { name: 'Notes' }).count(), 0, 'the one-day range is read, not refused');
   errors.assertNone();
 });
+
+test('at 400 pixels wide every view\'s link in the top bar is on the screen', async () => {
+  const { page, errors } = await b.newPage();
+  await page.setViewportSize({ width: 400, height: 800 });
+  await page.goto(url('/fleet'));
+  const links = page.getByRole('navigation', { name: 'Views' }).getByRole('link');
+  await links.first().waitFor();
+  for (const link of await links.all()) {
+    const box = await link.boundingBox();
+    assert.ok(box && box.x >= 0 && box.x + box.width <= 400, `${await link.textContent()} at ${JSON.stringify(box)}`);
+  }
+  errors.assertNone();
+});
