@@ -164,8 +164,8 @@ pub fn named_first(returns: &mut [ReturnDoc], anchor: &str) {
     let named = returns
         .iter()
         .position(|r| crate::route::link::minion_anchor(&r.minion) == anchor);
-    if let Some(at) = named {
-        returns[..=at].rotate_right(1);
+    if let Some(front) = named.and_then(|at| returns.get_mut(..=at)) {
+        front.rotate_right(1);
     }
 }
 
