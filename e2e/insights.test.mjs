@@ -48,6 +48,12 @@ test('"Compare with the previous run" on a job page: the state that started fail
   assert.equal(await table.getByRole('row').filter({ hasText: 'drift.idempotent' }).count(), 0,
     'the idempotent state is folded as identical');
   await page.getByText(/\d+ identical \(folded\)/).waitFor();
+  await page.getByText('B is the run asked for, A the state run before it on that minion.').waitFor();
+  // A step back in the minion's history: run 2 against run 1.
+  await page.getByRole('link', { name: 'Compare A with its previous run' }).click();
+  await runs.getByRole('link', { name: new RegExp(`${drift(1)} on saltcall-plain`) }).waitFor();
+  await runs.getByRole('link', { name: new RegExp(`${drift(2)} on saltcall-plain`) }).waitFor();
+  assert.equal(await runs.getByRole('link', { name: new RegExp(drift(3)) }).count(), 0);
   errors.assertNone();
 });
 

@@ -70,7 +70,7 @@ pub fn ComparePage() -> impl IntoView {
             (Some(e), _) => view! { <ErrorPanel error=e retry=comparison.retry()/> }.into_any(),
             (_, None) => view! { <p class="loading">"Reading both runs…"</p> }.into_any(),
             (_, Some(c)) => match &*c {
-                Some(c) => view! { <Comparison c=c.clone()/> }.into_any(),
+                Some(c) => view! { <Comparison c=c.clone() named_one=asked.get().is_some_and(|r| r.b.is_none())/> }.into_any(),
                 None => ().into_any(),
             },
         }}
@@ -93,7 +93,11 @@ fn run_line(label: &'static str, doc: &ReturnDoc) -> impl IntoView {
 }
 
 #[component]
-fn Comparison(c: RunComparison) -> impl IntoView {
+fn Comparison(
+    c: RunComparison,
+    /// The address named one run: it is B, the run before it A.
+    named_one: bool,
+) -> impl IntoView {
     let c = Arc::new(c);
     let differ = c.count(|s| matches!(s, StateComparison::Differs { .. }));
     let only =
@@ -104,10 +108,16 @@ fn Comparison(c: RunComparison) -> impl IntoView {
         only(Side::B),
         c.identical
     );
+    // One step back in the minion's history: from the run before the one
+    // named (comparing the named one again would be this page).
+    let (back_label, from) = match named_one {
+        true => ("Compare A with its previous run", &c.a),
+        false => ("Compare B with its previous run", &c.b),
+    };
     let back = CompareRequest {
         a: RunRef {
-            jid: c.b.jid.clone(),
-            minion: c.b.minion.clone(),
+            jid: from.jid.clone(),
+            minion: from.minion.clone(),
         },
         b: None,
     };
@@ -127,8 +137,9 @@ fn Comparison(c: RunComparison) -> impl IntoView {
             {run_line("A", &c.a)}
             {run_line("B", &c.b)}
         </ul>
+        {named_one.then(|| view! { <p class="hint">"B is the run asked for, A the state run before it on that minion."</p> })}
         <p class="count">{summary}</p>
-        <p><a href=link::compare(&back)>"Compare B with its previous run"</a></p>
+        <p><a href=link::compare(&back)>{back_label}</a></p>
         <Notes notes=c.notes.clone()/>
         {c.states.is_empty().then(|| view! { <p class="notice">"The two runs did the same."</p> })}
         <table class="compare" aria-label="Differences">
