@@ -268,22 +268,17 @@ impl JobFilter {
     /// [`OutcomeFilter::AnyFailed`] only failed returns ([`failed_clause`]),
     /// so that the jobs found are those with at least one failure.
     pub fn returns_query_with_outcome(&self, ctx: &QueryContext) -> Value {
-        let mut query = self.returns_query(ctx);
-        if self.outcome == OutcomeFilter::AnyFailed {
-            if let Some(filter) = query
-                .pointer_mut("/bool/filter")
-                .and_then(Value::as_array_mut)
-            {
-                filter.push(failed_clause(&ctx.fields));
-            }
+        match self.outcome {
+            // Decided per job, from each job's count of failed returns.
+            OutcomeFilter::AllSucceeded => self.returns_query(ctx),
+            _ => self.returns_query_by_return(ctx),
         }
-        query
     }
 
     /// The returns query with the outcome taken per return: only failed
     /// returns ([`failed_clause`]), or only the others (a runner by its own
-    /// verdict). What counts returns asks this: the minions view, the
-    /// returns and states exports, the job list's histogram.
+    /// verdict). What counts returns asks this: the minions view, and the
+    /// returns and states exports.
     pub fn returns_query_by_return(&self, ctx: &QueryContext) -> Value {
         let mut query = self.returns_query(ctx);
         let key = match self.outcome {
