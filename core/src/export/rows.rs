@@ -110,15 +110,12 @@ pub fn job_row(row: &JobRow, columns: &[Column]) -> Row {
     columns
         .iter()
         .map(|c| match c.id {
-            // As the job list's "Started": the publish event, else the jid
-            // (the master's clock at publish), else the first return.
+            // The publish event's time; without one the jid (the master's
+            // clock at publish, which the job list's "Started" shows), else
+            // the first return.
             id::START_TIME => match publish.and_then(|p| p.stamp.as_deref()) {
                 Some(s) => time_cell(Some(s)),
-                None => ms_cell(
-                    crate::time::jid_start_time(&job.jid)
-                        .and_then(|t| crate::time::parse_utc(&t).ok())
-                        .or(job.first_return_ms),
-                ),
+                None => ms_cell(crate::time::jid_start_ms(&job.jid).or(job.first_return_ms)),
             },
             id::JID => job.jid.clone(),
             id::FUNCTION => match publish.and_then(|p| p.fun.clone()) {

@@ -116,10 +116,7 @@ impl JobDetail {
         let stamp = self.publish.as_ref().and_then(|p| p.stamp.as_deref());
         stamp
             .and_then(|s| crate::time::parse_utc(s).ok())
-            .or_else(|| {
-                let start = crate::time::jid_start_time(&self.jid)?;
-                crate::time::parse_utc(&start).ok()
-            })
+            .or_else(|| crate::time::jid_start_ms(&self.jid))
     }
 
     /// The job may still be running: minions it targeted have not

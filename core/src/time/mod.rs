@@ -15,4 +15,6 @@ mod parse;
 mod print;
 
 pub use parse::{parse_end, parse_utc, DateError, DateProblem};
-pub use print::{iso_millis, iso_utc, jid, jid_start_time, time_of_day, utc_millis, utc_timestamp};
+pub use print::{
+    iso_millis, iso_utc, jid, jid_start_ms, jid_start_time, time_of_day, utc_millis, utc_timestamp,
+};

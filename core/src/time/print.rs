@@ -39,6 +39,20 @@ pub fn utc_timestamp(raw: &str) -> String {
 /// `_<pid>` suffix (`unique_jid`). Returns `YYYY-MM-DD hh:mm:ss.ffffff`, or
 /// `None` when the jid does not have that shape or names no real time.
 pub fn jid_start_time(jid: &str) -> Option<String> {
+    let t = jid_instant(jid)?;
+    Some(format!(
+        "{}.{:06}",
+        date_and_clock(&t, ' '),
+        t.timestamp_subsec_micros()
+    ))
+}
+
+/// The jid's start time ([`jid_start_time`]) in epoch milliseconds.
+pub fn jid_start_ms(jid: &str) -> Option<i64> {
+    jid_instant(jid).map(|t| t.timestamp_millis())
+}
+
+fn jid_instant(jid: &str) -> Option<DateTime<Utc>> {
     let digits = jid.split('_').next()?;
     if digits.len() != 20 || !digits.bytes().all(|b| b.is_ascii_digit()) {
         return None;
@@ -47,12 +61,7 @@ pub fn jid_start_time(jid: &str) -> Option<String> {
     let date = NaiveDate::from_ymd_opt(i32::try_from(n(0, 4)?).ok()?, n(4, 6)?, n(6, 8)?)?;
     // Python's datetime has no second 60, so a jid never does either.
     let time = NaiveTime::from_hms_micro_opt(n(8, 10)?, n(10, 12)?, n(12, 14)?, n(14, 20)?)?;
-    let t = NaiveDateTime::new(date, time).and_utc();
-    Some(format!(
-        "{}.{:06}",
-        date_and_clock(&t, ' '),
-        t.timestamp_subsec_micros()
-    ))
+    Some(NaiveDateTime::new(date, time).and_utc())
 }
 
 /// `datetime.now(utc).isoformat()`: `2026-11-29T17:05:07.171524+00:00`
@@ -257,5 +266,18 @@ mod tests {
         );
         assert_eq!(iso_utc(1), "1970-01-01T00:00:00.000001+00:00");
         assert_eq!(jid(-1), "19691231235959999999");
+    }
+
+    #[test]
+    fn a_jids_start_in_milliseconds_is_its_start_time_read_back() {
+        for jid in [
+            "20261202184626123456",
+            "20261202184626123456_4242",
+            "19690101000000999999",
+        ] {
+            let text = jid_start_time(jid).unwrap();
+            assert_eq!(jid_start_ms(jid), Some(parse_utc(&text).unwrap()), "{jid}");
+        }
+        assert_eq!(jid_start_ms("2026120218462612345"), None);
     }
 }
