@@ -12,6 +12,7 @@
 pub mod config;
 pub mod engine;
 pub mod export;
+pub mod json;
 pub mod model;
 pub mod parts;
 pub mod query;

@@ -1,3 +1,4 @@
+use crate::json::At;
 use serde_json::Value;
 
 use crate::config::ConfigError;
@@ -106,7 +107,7 @@ impl EngineError {
             .get("total")
             .and_then(Value::as_u64)
             .unwrap_or(failed);
-        let first = shards.pointer("/failures/0/reason");
+        let first = shards.at("/failures/0/reason");
         let (kind, reason) = first.map(error_reason).unwrap_or((None, String::new()));
         let query_fault = kind.as_deref().is_some_and(|k| {
             k.contains("query") || k.contains("parse") || k.contains("illegal_argument")
@@ -171,11 +172,7 @@ fn error_reason(error: &Value) -> (Option<String>, String) {
         "/root_cause/0",
     ]
     .iter()
-    .find_map(|p| {
-        error
-            .pointer(p)
-            .filter(|cause| cause.get("reason").is_some())
-    })
+    .find_map(|p| error.at(p).filter(|cause| cause.get("reason").is_some()))
     .unwrap_or(&Value::Null);
     match (top.is_empty(), reason_of(deeper)) {
         // The reason is the cause's, and so is the kind: a fetch phase that

@@ -1,3 +1,4 @@
+use crate::json::At;
 use serde_json::Value;
 
 use super::EngineError;
@@ -22,21 +23,18 @@ pub struct ProductInfo {
 impl ProductInfo {
     pub fn from_root(url: &str, root: &Value) -> Result<ProductInfo, EngineError> {
         let version = root
-            .pointer("/version/number")
+            .at("/version/number")
             .and_then(Value::as_str)
             .ok_or_else(|| EngineError::BadResponse {
                 url: Some(url.to_string()),
                 detail: "no version.number: is this Elasticsearch or OpenSearch?".to_string(),
             })?;
-        let product = if root
-            .pointer("/version/distribution")
-            .and_then(Value::as_str)
-            == Some("opensearch")
-        {
-            Product::OpenSearch
-        } else {
-            Product::Elasticsearch
-        };
+        let product =
+            if root.at("/version/distribution").and_then(Value::as_str) == Some("opensearch") {
+                Product::OpenSearch
+            } else {
+                Product::Elasticsearch
+            };
         let mut parts = version
             .split(|c: char| !c.is_ascii_digit())
             .map(|p| p.parse::<u32>().unwrap_or(0));

@@ -4,6 +4,7 @@
 //! when a state column is chosen, the state results that give the changed
 //! count (`counts` has none, and is absent without `states_count`).
 
+use crate::json::At;
 use serde_json::{json, Value};
 
 use super::columns::id;
@@ -81,26 +82,23 @@ impl ExportSource for JobsSource {
         if let Some(e) = EngineError::from_shard_failures(&reply.url, &a) {
             return Err(e);
         }
-        let Some(buckets) = a
-            .pointer("/aggregations/jobs/buckets")
-            .and_then(Value::as_array)
-        else {
+        let Some(buckets) = a.at("/aggregations/jobs/buckets").and_then(Value::as_array) else {
             return Err(EngineError::BadResponse {
                 url: Some(reply.url),
                 detail: "the engine answered without the job aggregation".into(),
             });
         };
         let total = a
-            .pointer("/aggregations/job_count/value")
+            .at("/aggregations/job_count/value")
             .and_then(Value::as_u64);
         let skip_failed = at.spec.job_filter().outcome == OutcomeFilter::AllSucceeded;
         let mut jids = Vec::new();
         for b in buckets {
-            let Some(jid) = b.pointer("/key/jid").map(scalar_text) else {
+            let Some(jid) = b.at("/key/jid").map(scalar_text) else {
                 continue;
             };
             let failed = b
-                .pointer("/failed/doc_count")
+                .at("/failed/doc_count")
                 .and_then(Value::as_u64)
                 .unwrap_or(0);
             if !(skip_failed && failed > 0) {
@@ -108,7 +106,7 @@ impl ExportSource for JobsSource {
             }
         }
         let last = buckets.len() < at.page_size();
-        let next = match buckets.last().and_then(|b| b.pointer("/key/jid")) {
+        let next = match buckets.last().and_then(|b| b.at("/key/jid")) {
             Some(jid) if !last => After::Jid(scalar_text(jid)),
             _ => at.state.after.clone(),
         };
@@ -168,9 +166,7 @@ impl ExportSource for JobsSource {
                         for unread in lenient::hit_notes(hit) {
                             notes.push(format!(
                                 "the state counts of job {} leave out the return `{}`: {unread}",
-                                hit.pointer("/_source/jid")
-                                    .map(scalar_text)
-                                    .unwrap_or_default(),
+                                hit.at("/_source/jid").map(scalar_text).unwrap_or_default(),
                                 hit.get("_id").map(scalar_text).unwrap_or_default(),
                             ));
                         }

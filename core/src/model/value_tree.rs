@@ -4,6 +4,7 @@
 //! branch only when it is opened, and folds long text, so the size of the
 //! value never decides how long the page takes to open.
 
+use crate::json::At;
 use std::ops::Range;
 use std::sync::Arc;
 
@@ -58,7 +59,7 @@ impl TreeNode {
     }
 
     pub fn value(&self) -> &Value {
-        self.root.pointer(&self.pointer).unwrap_or(&Value::Null)
+        self.root.at(&self.pointer).unwrap_or(&Value::Null)
     }
 
     pub fn shape(&self) -> NodeShape<'_> {

@@ -3,6 +3,7 @@
 //! `cmd.run` without `unless`, the `pkgrepo.managed` that rewrites its file,
 //! the `module.run` — ranked by how many minions they do it on.
 
+use crate::json::At;
 use std::collections::BTreeMap;
 
 use serde_json::{json, Value};
@@ -189,11 +190,11 @@ impl DriftCounter {
         let mut last = None;
         for bucket in buckets.iter().take(DRIFT_PAGE_SIZE) {
             let minion = bucket
-                .pointer("/key/minion")
+                .at("/key/minion")
                 .map(scalar_text)
                 .unwrap_or_default();
             let runs = bucket
-                .pointer("/last_runs/hits/hits")
+                .at("/last_runs/hits/hits")
                 .and_then(Value::as_array)
                 .map(Vec::as_slice)
                 .unwrap_or_default();

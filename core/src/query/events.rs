@@ -3,6 +3,7 @@
 //! and free text — with what floods the bus counted by tag family. The
 //! live tail's polling is in [`super::tail`].
 
+use crate::json::At;
 use serde_json::{json, Value};
 
 use super::filter::{any_of, pattern_clause, query_string, time_clause, TimeRange};
@@ -295,7 +296,7 @@ pub fn parse_events(
     };
     match answers.families {
         Ok(a) => {
-            let buckets = a.pointer("/aggregations/families/buckets");
+            let buckets = a.at("/aggregations/families/buckets");
             let count = |key: &str| {
                 buckets
                     .and_then(|b| b.get(key))
@@ -318,10 +319,7 @@ pub fn parse_events(
         Err(e) => page.notes.push(format!("tag families unavailable: {e}")),
     }
     // No shard searched: no index matches the event pattern at all.
-    let no_index = page_answer
-        .pointer("/_shards/total")
-        .and_then(Value::as_u64)
-        == Some(0);
+    let no_index = page_answer.at("/_shards/total").and_then(Value::as_u64) == Some(0);
     if page.total == Some(0) && (no_index || ctx.fields.unmapped.iter().any(|f| f == "tag")) {
         page.notes.push(format!(
             "no event documents in `{}`: turn on `event_return: elasticsearch` on the master (and `master_event_doc_type: _doc` for OpenSearch 2 and Elasticsearch 8) to keep the event bus",

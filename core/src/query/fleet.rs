@@ -11,6 +11,7 @@
 //! master's publish events targeted (`data.minions`), so a minion that never
 //! returned at all is there too.
 
+use crate::json::At;
 use std::collections::BTreeSet;
 
 use serde_json::{json, Value};
@@ -142,7 +143,7 @@ pub fn parse_targeted(
     let all: Vec<String> = buckets
         .iter()
         .take(FLEET_PAGE_SIZE)
-        .filter_map(|b| b.pointer("/key/minion").map(scalar_text))
+        .filter_map(|b| b.at("/key/minion").map(scalar_text))
         .collect();
     let next = (buckets.len() > FLEET_PAGE_SIZE)
         .then(|| all.last().cloned())
@@ -343,16 +344,14 @@ pub fn parse_fleet(
     let since = now_ms - (unreported_hours as i64) * 3_600_000;
     let mut page = FleetPage::default();
     for bucket in buckets.iter().take(FLEET_PAGE_SIZE) {
-        let Some(minion) = bucket.pointer("/key/minion").map(scalar_text) else {
+        let Some(minion) = bucket.at("/key/minion").map(scalar_text) else {
             page.notes.push(format!(
                 "a minion bucket without a key: {}",
                 json_text(bucket)
             ));
             continue;
         };
-        let latest_run = bucket
-            .pointer("/state_runs/latest/hits/hits/0")
-            .map(fleet_run);
+        let latest_run = bucket.at("/state_runs/latest/hits/hits/0").map(fleet_run);
         let status = match &latest_run {
             Some(run) if run.at_ms.is_some_and(|t| t >= since) => run.status,
             _ => FleetStatus::Unreported,
@@ -361,7 +360,7 @@ pub fn parse_fleet(
             minion,
             status,
             last_return_ms: bucket
-                .pointer("/last_return/value")
+                .at("/last_return/value")
                 .and_then(Value::as_f64)
                 .map(|v| v as i64),
             latest_run,
@@ -532,8 +531,7 @@ mod tests {
         ];
         for (retcode, data) in runs {
             let hit = run_hit("m", at, retcode, data);
-            let run =
-                RunSummary::of_return(&ReturnDoc::read_hit(&hit), hit.pointer("/_source/data"));
+            let run = RunSummary::of_return(&ReturnDoc::read_hit(&hit), hit.at("/_source/data"));
             let mut summarised = hit.clone();
             let source = summarised["_source"].as_object_mut().unwrap();
             source.remove("data");

@@ -1,6 +1,7 @@
 //! The functions view (`get_fun`): every function in the time range with its
 //! returns, jobs and failure rate.
 
+use crate::json::At;
 use serde_json::{json, Value};
 
 use super::filter::{failed_clause, runner_clause, JobFilter};
@@ -58,14 +59,14 @@ pub fn functions_search(ctx: &QueryContext, filter: &JobFilter) -> SearchRequest
 pub fn parse_functions(answer: SearchAnswer) -> Result<FunctionsPage, EngineError> {
     let answer = answer?;
     let mut page = FunctionsPage::default();
-    let agg = answer.pointer("/aggregations/functions");
+    let agg = answer.at("/aggregations/functions");
     for bucket in agg
         .and_then(|a| a.get("buckets"))
         .and_then(Value::as_array)
         .map(Vec::as_slice)
         .unwrap_or_default()
     {
-        let count = |path: &str| bucket.pointer(path).and_then(Value::as_u64).unwrap_or(0);
+        let count = |path: &str| bucket.at(path).and_then(Value::as_u64).unwrap_or(0);
         page.functions.push(FunctionStats {
             fun: bucket.get("key").map(scalar_text).unwrap_or_default(),
             returns: count("/doc_count"),
@@ -73,7 +74,7 @@ pub fn parse_functions(answer: SearchAnswer) -> Result<FunctionsPage, EngineErro
             failed: count("/failed/doc_count"),
             runner: count("/runner/doc_count") > 0,
             last_return_ms: bucket
-                .pointer("/last_return/value")
+                .at("/last_return/value")
                 .and_then(Value::as_f64)
                 .map(|v| v as i64),
         });

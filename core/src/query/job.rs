@@ -2,6 +2,7 @@
 //! data, and the targeted minions that never returned — all in one
 //! `_msearch`.
 
+use crate::json::At;
 use serde_json::json;
 
 use std::collections::HashSet;
@@ -316,7 +317,7 @@ pub fn parse_job(jid: &str, answers: JobAnswers) -> Result<JobDetail, EngineErro
     let ReturnsPage { returns, more } = parse_returns(&returns_answer);
     let total_returns = total_hits(&returns_answer).unwrap_or(returns.len() as u64);
     let failed_returns = returns_answer
-        .pointer("/aggregations/failed/doc_count")
+        .at("/aggregations/failed/doc_count")
         .and_then(Value::as_u64)
         .unwrap_or_else(|| {
             returns
@@ -327,7 +328,7 @@ pub fn parse_job(jid: &str, answers: JobAnswers) -> Result<JobDetail, EngineErro
     // Every minion that returned, all pages (an aggregation: a page holds
     // only some of them).
     let mut returned: HashSet<String> = returns_answer
-        .pointer("/aggregations/returned/buckets")
+        .at("/aggregations/returned/buckets")
         .and_then(Value::as_array)
         .map(|b| {
             b.iter()

@@ -3,6 +3,7 @@
 //! latest state run. Also the latest return of one function on every minion
 //! (the functions view's "which are failing now"), which shares the shape.
 
+use crate::json::At;
 use serde_json::{json, Value};
 
 use super::filter::{failed_clause, JobFilter};
@@ -60,7 +61,7 @@ impl LatestReturn {
         let doc = ReturnDoc::read_hit(hit);
         // `data.*.result` brings back `{key: {result}}` per state.
         let from_results = hit
-            .pointer("/_source/data")
+            .at("/_source/data")
             .and_then(Value::as_object)
             .map(|states| {
                 let results: Vec<&Value> =
@@ -134,30 +135,30 @@ pub fn parse_minions(answer: SearchAnswer) -> Result<MinionPage, EngineError> {
     let answer = answer?;
     let mut page = MinionPage {
         total_minions: answer
-            .pointer("/aggregations/minion_count/value")
+            .at("/aggregations/minion_count/value")
             .and_then(Value::as_u64),
         ..MinionPage::default()
     };
     let buckets = super::buckets(&answer, "minions");
     for bucket in buckets.iter().take(MINION_PAGE_SIZE) {
-        let Some(minion) = bucket.pointer("/key/minion").map(scalar_text) else {
+        let Some(minion) = bucket.at("/key/minion").map(scalar_text) else {
             page.notes.push(format!(
                 "a minion bucket without a key: {}",
                 json_text(bucket)
             ));
             continue;
         };
-        let count = |path: &str| bucket.pointer(path).and_then(Value::as_u64).unwrap_or(0);
+        let count = |path: &str| bucket.at(path).and_then(Value::as_u64).unwrap_or(0);
         page.minions.push(MinionSummary {
             last_return_ms: bucket
-                .pointer("/last_return/value")
+                .at("/last_return/value")
                 .and_then(Value::as_f64)
                 .map(|v| v as i64),
             jobs: count("/jobs/value"),
             returns: count("/doc_count"),
             failed: count("/failed/doc_count"),
             latest_state_run: bucket
-                .pointer("/state_runs/latest/hits/hits/0")
+                .at("/state_runs/latest/hits/hits/0")
                 .map(LatestReturn::from_hit),
             minion,
         });
@@ -216,12 +217,12 @@ pub fn parse_latest_by_minion(answer: SearchAnswer) -> Result<LatestPage, Engine
     let mut page = LatestPage::default();
     let buckets = super::buckets(&answer, "minions");
     for bucket in buckets.iter().take(MINION_PAGE_SIZE) {
-        match bucket.pointer("/latest/hits/hits/0") {
+        match bucket.at("/latest/hits/hits/0") {
             Some(hit) => page.latest.push(LatestReturn::from_hit(hit)),
             None => page.notes.push(format!(
                 "no latest return for {}",
                 bucket
-                    .pointer("/key/minion")
+                    .at("/key/minion")
                     .map(scalar_text)
                     .unwrap_or_default()
             )),

@@ -23,6 +23,7 @@ pub mod timeline;
 
 pub use fields::FieldMap;
 
+use crate::json::At;
 use serde_json::{json, Value};
 
 use crate::config::AppConfig;
@@ -115,7 +116,7 @@ pub(crate) fn buckets<'a>(answer: &'a Value, name: &str) -> &'a [Value] {
 
 pub(crate) fn hits(answer: &Value) -> &[Value] {
     answer
-        .pointer("/hits/hits")
+        .at("/hits/hits")
         .and_then(Value::as_array)
         .map(Vec::as_slice)
         .unwrap_or(&[])
@@ -128,7 +129,7 @@ pub(crate) fn first_hit(mut answer: Value) -> Option<Value> {
 }
 
 pub(crate) fn total_hits(answer: &Value) -> Option<u64> {
-    answer.pointer("/hits/total").and_then(total_value)
+    answer.at("/hits/total").and_then(total_value)
 }
 
 /// `hits.total` itself: a number (Elasticsearch 6) or `{value, relation}`.

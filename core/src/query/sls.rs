@@ -3,6 +3,7 @@
 //! something, and how long its states took (p50, p95 of its time per run);
 //! then the slowest states of the fleet.
 
+use crate::json::At;
 use std::collections::BTreeMap;
 
 use serde_json::Value;
@@ -80,7 +81,7 @@ pub fn sls_scan(ctx: &QueryContext, filter: &FailureFilter) -> Scan {
         .pointer_mut("/bool/filter")
         .and_then(Value::as_array_mut)
     {
-        f.retain(|c| c.pointer("/term/success").is_none());
+        f.retain(|c| c.at("/term/success").is_none());
     }
     scan.source = vec![
         "jid",

@@ -2,6 +2,7 @@
 //! returns, its publish event and its job-cache load, attached to the rows
 //! round trip 1 found. Any part failing leaves a note, never an empty list.
 
+use crate::json::At;
 use serde_json::{json, Value};
 
 use super::{JobListPage, FAILED_MINIONS_SHOWN};
@@ -85,7 +86,7 @@ pub fn attach_details(page: &mut JobListPage, answers: JobDetailsAnswers) {
 
 fn attach_stats(page: &mut JobListPage, answer: &Value) {
     let buckets = answer
-        .pointer("/aggregations/jobs/buckets")
+        .at("/aggregations/jobs/buckets")
         .and_then(Value::as_array)
         .map(Vec::as_slice)
         .unwrap_or_default();
@@ -96,11 +97,11 @@ fn attach_stats(page: &mut JobListPage, answer: &Value) {
         else {
             continue;
         };
-        let count = |path: &str| bucket.pointer(path).and_then(Value::as_f64).unwrap_or(0.0) as u64;
+        let count = |path: &str| bucket.at(path).and_then(Value::as_f64).unwrap_or(0.0) as u64;
         let doc_count = count("/doc_count");
         job.runner = count("/runner/doc_count") > 0;
         job.functions = bucket
-            .pointer("/functions/buckets")
+            .at("/functions/buckets")
             .and_then(Value::as_array)
             .map(|b| {
                 b.iter()
@@ -109,22 +110,22 @@ fn attach_stats(page: &mut JobListPage, answer: &Value) {
             })
             .unwrap_or_default();
         job.first_return_ms = bucket
-            .pointer("/first_return/value")
+            .at("/first_return/value")
             .and_then(Value::as_f64)
             .map(|v| v as i64);
         job.last_return_ms = bucket
-            .pointer("/last_return/value")
+            .at("/last_return/value")
             .and_then(Value::as_f64)
             .map(|v| v as i64);
         // cardinality is exact far beyond any job's minion count; fall back
         // to the document count if it is absent.
         job.returned = bucket
-            .pointer("/minions/value")
+            .at("/minions/value")
             .and_then(Value::as_u64)
             .unwrap_or(doc_count);
         job.failed = count("/failed/doc_count");
         job.failed_minions = bucket
-            .pointer("/failed/minions/buckets")
+            .at("/failed/minions/buckets")
             .and_then(Value::as_array)
             .map(|b| {
                 b.iter()

@@ -7,6 +7,7 @@
 //! return's statistics for the page's jids, their publish events and their
 //! job-cache loads.
 
+use crate::json::At;
 use serde_json::{json, Value};
 
 use super::filter::{failed_clause, JobFilter, OutcomeFilter};
@@ -267,11 +268,11 @@ pub fn parse_job_list(
     let mut page = JobListPage::default();
 
     let buckets = page_answer
-        .pointer("/aggregations/jobs/buckets")
+        .at("/aggregations/jobs/buckets")
         .and_then(Value::as_array)
         .map(Vec::as_slice)
         .unwrap_or_default();
-    if page_answer.pointer("/aggregations/jobs").is_none() {
+    if page_answer.at("/aggregations/jobs").is_none() {
         page.notes
             .push("the engine answered without the job aggregation".to_string());
     }
@@ -280,14 +281,14 @@ pub fn parse_job_list(
     let mut jids: Vec<String> = Vec::new();
     let mut skipped_failed = 0;
     for bucket in buckets {
-        let Some(jid) = bucket.pointer("/key/jid").map(scalar_text) else {
+        let Some(jid) = bucket.at("/key/jid").map(scalar_text) else {
             page.notes
                 .push(format!("a job bucket without a jid: {}", json_text(bucket)));
             continue;
         };
         if request.filter.outcome == OutcomeFilter::AllSucceeded
             && bucket
-                .pointer("/failed/doc_count")
+                .at("/failed/doc_count")
                 .and_then(Value::as_u64)
                 .unwrap_or(0)
                 > 0
@@ -308,7 +309,7 @@ pub fn parse_job_list(
     // continues from the last jid looked at, not the last one shown.
     let scanned_to = buckets
         .last()
-        .and_then(|b| b.pointer("/key/jid"))
+        .and_then(|b| b.at("/key/jid"))
         .map(scalar_text);
     let edge = |shown: Option<&String>| -> Option<String> {
         if jids.len() == size {
@@ -351,7 +352,7 @@ pub fn parse_job_list(
 
     match answers.overview {
         Ok(overview) => {
-            let count = |at: &str| overview.pointer(at).and_then(Value::as_u64);
+            let count = |at: &str| overview.at(at).and_then(Value::as_u64);
             page.total_returns = super::total_hits(&overview);
             page.total_jobs = count("/aggregations/job_count/value");
             let mut histogram = "/aggregations/histogram";
@@ -364,7 +365,7 @@ pub fn parse_job_list(
             }
             let bounds = request.filter.time.bounds(ctx.now_ms);
             page.histogram = overview
-                .pointer(histogram)
+                .at(histogram)
                 .and_then(|h| parse_histogram(h, bounds));
         }
         Err(e) => page.notes.push(format!("histogram unavailable: {e}")),
@@ -372,7 +373,7 @@ pub fn parse_job_list(
     match answers.suggestions {
         Ok(s) => {
             page.functions = s
-                .pointer("/aggregations/functions/buckets")
+                .at("/aggregations/functions/buckets")
                 .and_then(Value::as_array)
                 .map(|b| {
                     b.iter()
