@@ -1,8 +1,8 @@
-//! Returns over time as stacked SVG bars; hover shows a bucket's counts,
+//! Returns over time as stacked SVG bars (a path a band); hover shows a bucket's counts,
 //! click or drag zooms the time range (the URL's `time`).
 
 use leptos::prelude::*;
-use saltscope_core::query::histogram::Histogram;
+use saltscope_core::query::histogram::{Histogram, HistogramBucket};
 use saltscope_core::text::fixed;
 use saltscope_core::time::{iso_millis, utc_millis};
 
@@ -18,7 +18,7 @@ pub fn HistogramChart(
     let h = StoredValue::new(histogram);
     let drag_start = RwSignal::new(None::<f64>);
     let drag_now = RwSignal::new(None::<f64>);
-    let hover = RwSignal::new(None::<String>);
+    let hover = RwSignal::new(None::<HistogramBucket>);
     // offsetX is in CSS pixels; the viewBox is WIDTH wide.
     let to_chart = |ev: &web_sys::MouseEvent| -> f64 {
         let width = ev
@@ -29,7 +29,7 @@ pub fn HistogramChart(
             .max(1.0);
         ev.offset_x() as f64 / width * WIDTH
     };
-    let bars = h.with_value(|h| h.layout(WIDTH, HEIGHT));
+    let [succeeded, failed, runner] = h.with_value(|h| h.band_paths(WIDTH, HEIGHT, HEIGHT + 1.0));
     let total = h.with_value(Histogram::total);
     let (from, to) = h.with_value(|h| (h.from_ms, h.to_ms));
     view! {
@@ -40,9 +40,8 @@ pub fn HistogramChart(
                 on:mousemove=move |ev| {
                     let x = to_chart(&ev);
                     if drag_start.get_untracked().is_some() { drag_now.set(Some(x)); }
-                    hover.set(h.with_value(|h| h.bucket_at(x, WIDTH).map(|b| format!(
-                        "{}: {} succeeded, {} failed{}", utc_millis(b.start_ms), b.succeeded, b.failed,
-                        if b.runner > 0 { format!(", {} runner", b.runner) } else { String::new() }))));
+                    let under = h.with_value(|h| h.bucket_at(x, WIDTH).cloned());
+                    if hover.get_untracked() != under { hover.set(under); }
                 }
                 on:mouseleave=move |_| { hover.set(None); drag_start.set(None); drag_now.set(None); }
                 on:mouseup=move |ev| {
@@ -53,19 +52,13 @@ pub fn HistogramChart(
                         on_zoom.run(h.with_value(|h| h.zoom_range(x0, x, WIDTH)));
                     }
                 }>
-                {bars.into_iter().map(|b| {
-                    let base = HEIGHT + 1.0;
-                    let title = format!("{}: {} succeeded, {} failed, {} runner",
-                        utc_millis(b.bucket.start_ms), b.bucket.succeeded, b.bucket.failed, b.bucket.runner);
-                    view! {
-                        <g class="bar" data-start=b.bucket.start_ms.to_string()>
-                            <title>{title}</title>
-                            <rect class="bar-succeeded" x=at(b.x) y=at(base - b.succeeded_h) width=at(b.width) height=at(b.succeeded_h)/>
-                            <rect class="bar-failed" x=at(b.x) y=at(base - b.succeeded_h - b.failed_h) width=at(b.width) height=at(b.failed_h)/>
-                            <rect class="bar-runner" x=at(b.x) y=at(base - b.succeeded_h - b.failed_h - b.runner_h) width=at(b.width) height=at(b.runner_h)/>
-                        </g>
-                    }
-                }).collect_view()}
+                <path class="bar-succeeded" d=succeeded/>
+                <path class="bar-failed" d=failed/>
+                <path class="bar-runner" d=runner/>
+                {move || hover.get().map(|b| {
+                    let (x, w) = h.with_value(|h| h.bar_span(&b, WIDTH));
+                    view! { <rect class="bar-hover" x=at(x) y="0" width=at(w) height=at(HEIGHT + 2.0)/> }
+                })}
                 {move || match (drag_start.get(), drag_now.get()) {
                     (Some(a), Some(b)) if (a - b).abs() > 1.0 => Some(view! {
                         <rect class="zoom-selection" x=at(a.min(b)) y="0" width=at((a - b).abs()) height=at(HEIGHT + 2.0)/>
@@ -75,7 +68,8 @@ pub fn HistogramChart(
             </svg>
             <figcaption>
                 <span class="axis">{utc_millis(from)}</span>
-                <span class="hover" role="status" aria-live="polite">{move || hover.get().unwrap_or_else(|| "Drag or click to zoom".into())}</span>
+                <span class="hover" role="status" aria-live="polite">{move || hover.get().map(|b| format!("{}: {} succeeded, {} failed{}", utc_millis(b.start_ms), b.succeeded, b.failed,
+                    if b.runner > 0 { format!(", {} runner", b.runner) } else { String::new() })).unwrap_or_else(|| "Drag or click to zoom".into())}</span>
                 <span class="axis">{utc_millis(to)}</span>
             </figcaption>
         </figure>
