@@ -1,8 +1,9 @@
 // The live tail, fed the way a returner feeds it: event documents written
 // into an event-cache index while the view follows the bus. Each event
 // arrives once, in time order; one written late (its _stamp older than the
-// newest shown) still arrives; pause, the cap on rows kept and "N new
-// events" behave. (e2e/live-salt.test.mjs follows a real master's jobs.)
+// newest shown) still arrives; the count goes on with them; pause, the cap
+// on rows kept and "N new events" behave. (e2e/live-salt.test.mjs follows a
+// real master's jobs.)
 import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
 import { openBrowser, url, eventually } from './harness.mjs';
@@ -55,6 +56,7 @@ test('new events arrive once each, in time order; a late one arrives too', async
   const status = page.getByRole('status').filter({ hasText: /^Live/ });
   await status.waitFor();
   assert.equal(await rows(page).count(), 1);
+  await page.getByText('1 events match', { exact: true }).waitFor();
 
   const t0 = Date.now();
   await write([next(Date.now()), next(Date.now() + 1), next(Date.now() + 2)]);
@@ -73,6 +75,8 @@ test('new events arrive once each, in time order; a late one arrives too', async
   assert.equal(await rows(page).count(), 5);
   const after = await seqs(page);
   assert.deepEqual(after.times, [...after.times].sort().reverse(), 'the late one took its place by time');
+  // The count goes on with the list: the search's, and what the tail read.
+  await page.getByText('5 events match: 1 when the page opened, 4 since', { exact: true }).waitFor();
   errors.assertNone();
 });
 

@@ -12,7 +12,7 @@ use saltscope_core::engine::EngineError;
 use saltscope_core::model::EventDoc;
 use saltscope_core::query::events::{EventFilter, EventsPage};
 use saltscope_core::query::tail::{
-    EventRate, LiveList, TailState, LIVE_KEEP, LIVE_KEEP_CHOICES, TAIL_POLL_MS,
+    match_count, EventRate, LiveList, TailState, LIVE_KEEP, LIVE_KEEP_CHOICES, TAIL_POLL_MS,
 };
 use saltscope_core::route::link;
 use saltscope_core::text::fixed;
@@ -137,7 +137,7 @@ pub fn LiveTail(page: Arc<EventsPage>, filter: EventFilter, live: Memo<bool>) ->
     let rows = Signal::derive(move || list.with(|l| l.rows.clone()));
     view! {
         <div class="live-head" node_ref=head>
-            <p class="count">{total.map(|t| format!("{t} events match"))}</p>
+            <p class="count">{move || total.map(|t| match_count(t, rate.with(EventRate::received)))}</p>
             {move || match (live.get(), follow) {
                 (false, true) => view! { <a class="button" href=follow_link.clone()>"Follow live"</a> }.into_any(),
                 (false, false) => view! { <span class="notice">"A fixed time range: choose a relative one to follow live."</span> }.into_any(),

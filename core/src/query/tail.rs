@@ -198,12 +198,14 @@ impl LiveList {
     }
 }
 
-/// Events per second over the last ten seconds of polls.
+/// Events per second over the last ten seconds of polls, and how many the
+/// tail has read in all.
 #[derive(Clone, Debug, Default, PartialEq)]
 pub struct EventRate {
     /// (when, how many) per poll that found events.
     arrivals: Vec<(i64, usize)>,
     started_ms: Option<i64>,
+    received: u64,
 }
 
 const RATE_WINDOW_MS: i64 = 10_000;
@@ -211,6 +213,7 @@ const RATE_WINDOW_MS: i64 = 10_000;
 impl EventRate {
     pub fn record(&mut self, now_ms: i64, count: usize) {
         self.started_ms.get_or_insert(now_ms);
+        self.received += count as u64;
         if count > 0 {
             self.arrivals.push((now_ms, count));
         }
@@ -219,6 +222,11 @@ impl EventRate {
 
     /// Events per second: over the window, or since the tail began when
     /// that is shorter (at least a second, so a first batch is no spike).
+    /// Events read since the tail began.
+    pub fn received(&self) -> u64 {
+        self.received
+    }
+
     pub fn per_second(&self, now_ms: i64) -> f64 {
         let Some(start) = self.started_ms else {
             return 0.0;
@@ -231,6 +239,21 @@ impl EventRate {
             .map(|(_, n)| n)
             .sum();
         n as f64 / span
+    }
+}
+
+/// The count over a followed list: the page's search counted what matched
+/// when it opened, and the tail reads each later event once, so the two
+/// add up to what has matched since. Both are said: the search's count
+/// alone would stay as it was while the list grows.
+pub fn match_count(total: u64, received: u64) -> String {
+    if received == 0 {
+        format!("{total} events match")
+    } else {
+        format!(
+            "{} events match: {total} when the page opened, {received} since",
+            total + received
+        )
     }
 }
 
@@ -315,6 +338,21 @@ mod tests {
         // The first 10 left the window; 30 over 10 s.
         assert_eq!(rate.per_second(12_000), 3.0);
         assert_eq!(EventRate::default().per_second(5), 0.0);
+    }
+
+    #[test]
+    fn the_count_adds_what_the_tail_read() {
+        let mut rate = EventRate::default();
+        assert_eq!(match_count(145, rate.received()), "145 events match");
+        rate.record(0, 0);
+        rate.record(2_000, 10);
+        rate.record(12_000, 30);
+        // Out of the rate's window, not out of the count.
+        assert_eq!(rate.received(), 40);
+        assert_eq!(
+            match_count(145, rate.received()),
+            "185 events match: 145 when the page opened, 40 since"
+        );
     }
 
     #[test]
