@@ -142,8 +142,13 @@ impl EngineError {
         // Free text searches every field, and without the index templates
         // each state ID of a return's `data` is fields of its own: a few
         // words OR'ed over a thousand fields pass the engine's clause limit.
-        reason.contains("maxClauseCount").then_some(
-            "The search text is looked for in every field of the returns, and these indices have more fields than the engine lets one search ask (each state ID in a return's data is fields of its own). Name the field (minion:web* AND fun:cmd.run), use fewer words, or install the index templates (scripts/index-template.sh install), which keep a return's data out of the fields.",
+        if reason.contains("maxClauseCount") {
+            return Some("The search text is looked for in every field of the returns, and these indices have more fields than the engine lets one search ask (each state ID in a return's data is fields of its own). Name the field (minion:web* AND fun:cmd.run), use fewer words, or install the index templates (scripts/index-template.sh install), which keep a return's data out of the fields.");
+        }
+        // No link of the app asks this far back: an address edited by hand
+        // or kept from elsewhere.
+        reason.contains("Result window is too large").then_some(
+            "The address asks for a page further back than the engine serves (its index.max_result_window). Start from the first page, or narrow the time range or the filter.",
         )
     }
 
@@ -214,6 +219,22 @@ mod tests {
         let other =
             EngineError::from_status("u", 500, r#"{"error":{"type":"x","reason":"disk full"}}"#);
         assert_eq!(other.advice(), None);
+    }
+
+    #[test]
+    fn a_page_past_the_result_window_is_explained() {
+        // OpenSearch 3.8, an events address whose cursor was edited by hand
+        // (`after=1796593907693:999999:salt/auth`).
+        let e = EngineError::from_status(
+            "http://h/es/_msearch",
+            400,
+            r#"{"error":{"root_cause":[{"type":"illegal_argument_exception","reason":"Result window is too large, from + size must be less than or equal to: [10000] but was [1000099]. See the scroll api for a more efficient way to request large data sets. This limit can be set by changing the [index.max_result_window] index level setting."}],"type":"search_phase_execution_exception","reason":"all shards failed","phase":"query","grouped":true,"failed_shards":[{"shard":0,"index":"salt-master-event-cache-v1","node":"n","reason":{"type":"illegal_argument_exception","reason":"Result window is too large, from + size must be less than or equal to: [10000] but was [1000099]. See the scroll api for a more efficient way to request large data sets. This limit can be set by changing the [index.max_result_window] index level setting."}}]},"status":400}"#,
+        );
+        assert!(
+            e.advice()
+                .is_some_and(|a| a.contains("Start from the first page")),
+            "{e}"
+        );
     }
 
     #[test]
