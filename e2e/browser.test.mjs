@@ -302,6 +302,24 @@ test('the audit view flags a risky command and links to its job', async () => {
   errors.assertNone();
 });
 
+test('the audit trail counts the jobs that returned without a publish record', async () => {
+  const { page, errors } = await b.newPage();
+  await page.goto(url('/audit?time=all'));
+  const trail = page.getByRole('table', { name: 'Audit trail' });
+  await trail.getByRole('row').nth(1).waitFor();
+  const note = page.getByRole('list', { name: 'Notes' }).getByText(/jobs that returned in this range have no publish record/);
+  await note.waitFor();
+  const [, least, jobs] = (await note.textContent()).match(/^at least (\d+) of the (\d+) jobs/);
+  assert.equal(Number(jobs), jidsOf(returns).length, 'every job that returned');
+  assert.ok(Number(least) >= 1, await note.textContent());
+  // salt-call --local publishes nothing: its job returned, and the trail
+  // cannot list it.
+  const local = manifest.salt_call.plain.state_apply.jid;
+  assert.ok(returns.some((d) => d.jid === local), 'the local job returned');
+  assert.equal(await trail.getByRole('link', { name: local }).count(), 0);
+  errors.assertNone();
+});
+
 test('the job page switches Salt\'s output modes and hides clean states on request', async () => {
   const { page, errors } = await b.newPage();
   const { jid } = manifest.state_apply_multi;

@@ -5,10 +5,11 @@
 
 use serde_json::{json, Value};
 
-use super::filter::{any_of, time_clause, TimeRange};
+use super::filter::{any_of, time_clause, JobFilter, TimeRange};
 use super::{hits, QueryContext};
 use crate::config::AppConfig;
 use crate::engine::{EngineError, SearchRequest};
+use crate::json::At;
 use crate::model::{PublishInfo, PublishSource};
 use crate::route::param;
 use crate::text::{json_text, scalar_text};
@@ -184,9 +185,10 @@ const EVENT_SOURCE: [&str; 10] = [
 ];
 
 crate::search_bundle! {
-    /// The audit view's one round trip: the publish events, and the job
-    /// cache to fall back on when the event cache holds none.
-    pub struct AuditSearches => AuditAnswers { events, job_cache }
+    /// The audit view's one round trip: the publish events, the job cache
+    /// to fall back on when the event cache holds none, and how many jobs
+    /// returned in the range (some have no publish record).
+    pub struct AuditSearches => AuditAnswers { events, job_cache, returned }
 }
 
 pub fn audit_searches(
@@ -238,9 +240,21 @@ pub fn audit_searches(
     if let Some(AuditCursor::JobCache { jid }) = cursor {
         cache["search_after"] = json!([jid]);
     }
+    // Every job that returned in the range, noisy or not, by the functions
+    // asked for: users and targets are only in the publish records.
+    let returned = JobFilter {
+        time: filter.time.clone(),
+        functions: filter.functions.clone(),
+        show_noisy: true,
+        ..JobFilter::default()
+    };
+    let returned = json!({"size": 0, "query": returned.returns_query(ctx), "aggs": {
+        "jobs": {"cardinality": {"field": fields.jid, "precision_threshold": 40000}}
+    }});
     AuditSearches {
         events: SearchRequest::new(&config.event_index_pattern, events),
         job_cache: SearchRequest::new(&config.job_cache_index, cache),
+        returned: SearchRequest::new(&config.index_pattern, returned),
     }
 }
 
@@ -255,6 +269,7 @@ pub fn parse_audit(
     let AuditAnswers {
         events,
         job_cache: cache,
+        returned,
     } = answers;
     let event_hits = match &events {
         Ok(a) => hits(a).len(),
@@ -302,6 +317,28 @@ pub fn parse_audit(
     }
     page.source = Some(source);
     page.total = super::total_hits(&answer);
+    // A job run by `salt-call` on a minion, or while the master's events
+    // were not indexed, has returns and no publish record: it is not in
+    // the trail, and the trail says so. Jobs published that never returned
+    // make this a least count.
+    let unpublished = match (&returned, page.total) {
+        (Ok(r), Some(published))
+            if cursor.is_none()
+                && filter.users.is_empty()
+                && filter.targets.is_empty()
+                && source == PublishSource::Event =>
+        {
+            r.at("/aggregations/jobs/value")
+                .and_then(Value::as_u64)
+                .map(|jobs| (jobs, jobs.saturating_sub(published)))
+        }
+        _ => None,
+    };
+    if let Some((jobs, n @ 1..)) = unpublished {
+        page.notes.push(format!(
+            "at least {n} of the {jobs} jobs that returned in this range have no publish record (salt-call on a minion, or events not indexed then), so who ran them is not known: the job list has them"
+        ));
+    }
     let raw = hits(&answer);
     page.read = raw.len() as u64;
     for hit in raw {
@@ -444,6 +481,7 @@ mod tests {
                 {"_source": {"tag": "salt/run/1/new", "data": {"fun": "runner.jobs.list_jobs", "fun_args": [], "jid": "1", "user": "root", "_stamp": "x"}}, "sort": [1, "salt/run/1/new"]}
             ]}})),
             job_cache: Ok(json!({"hits": {"hits": []}})),
+            returned: Ok(json!({})),
         };
         let page = parse_audit(
             &AppConfig::default(),
@@ -462,6 +500,46 @@ mod tests {
         assert_eq!(page.entries[2].kind, AuditKind::Runner);
         assert!(page.entries[2].risks.is_empty());
         assert_eq!(page.next, None, "a short page is the last");
+        assert!(page.notes.is_empty(), "{:?}", page.notes);
+    }
+
+    #[test]
+    fn jobs_that_returned_without_a_publish_record_are_counted() {
+        let answers = || AuditAnswers {
+            events: Ok(json!({"hits": {"total": {"value": 2}, "hits": [
+                event("3", "cmd.run", json!(["uptime"]), "web*", "alice", 3),
+                event("2", "state.apply", json!(["web"]), "*", "root", 2)]}})),
+            job_cache: Ok(json!({"hits": {"hits": []}})),
+            returned: Ok(json!({"aggregations": {"jobs": {"value": 5}}})),
+        };
+        let read = |filter: &AuditFilter| {
+            parse_audit(&AppConfig::default(), filter, None, answers())
+                .unwrap()
+                .notes
+        };
+        assert_eq!(
+            read(&AuditFilter::default()),
+            ["at least 3 of the 5 jobs that returned in this range have no publish record (salt-call on a minion, or events not indexed then), so who ran them is not known: the job list has them"]
+        );
+        // Users and targets are only in the publish records: no count.
+        let by_user = AuditFilter {
+            users: vec!["alice".into()],
+            ..AuditFilter::default()
+        };
+        assert!(read(&by_user).is_empty());
+        // The functions narrow both sides alike.
+        let by_fun = AuditFilter {
+            functions: vec!["cmd.run".into()],
+            ..AuditFilter::default()
+        };
+        assert_eq!(read(&by_fun).len(), 1);
+        let searches = audit_searches(&QueryContext::at(0), &by_fun, None);
+        let returned = json_text(&searches.returned.body);
+        assert_eq!(searches.returned.index, "salt-*");
+        assert!(
+            returned.contains("cmd.run") && returned.contains("\"cardinality\""),
+            "{returned}"
+        );
     }
 
     #[test]
@@ -471,6 +549,7 @@ mod tests {
                 event("3", "cmd.run", json!(["rm -rf /srv/old"]), "web*", "sudo_alice", 3),
                 event("2", "test.version", json!([]), "db-02", "root", 2)]}})),
             job_cache: Ok(json!({"hits": {"hits": []}})),
+            returned: Ok(json!({})),
         };
         let filter = AuditFilter {
             risky_only: true,
@@ -488,6 +567,7 @@ mod tests {
             job_cache: Ok(
                 json!({"hits": {"hits": [{"_source": {"jid": "9", "load": {"fun": "cmd.run", "arg": ["rm -fr /"], "tgt": "*", "user": "root"}}, "sort": ["9"]}]}}),
             ),
+            returned: Ok(json!({"aggregations": {"jobs": {"value": 5}}})),
         };
         let page = parse_audit(
             &AppConfig::default(),
@@ -514,6 +594,7 @@ mod tests {
             AuditAnswers {
                 events: empty(),
                 job_cache: empty(),
+                returned: empty(),
             },
         )
         .unwrap();
@@ -537,6 +618,7 @@ mod tests {
             AuditAnswers {
                 events: Ok(json!({"hits": {"hits": []}})),
                 job_cache: Err(missing),
+                returned: Ok(json!({})),
             },
         )
         .unwrap();
