@@ -131,3 +131,18 @@ test('event data is text: markup in it is shown, not run', async () => {
   assert.equal(await page.evaluate(() => window.__pwned), undefined);
   errors.assertNone();
 });
+
+test('a burst longer than the first page is counted once, not again as new', async () => {
+  const { page, errors } = await b.newPage();
+  const now = Date.now();
+  await write(Array.from({ length: 150 }, (_, i) => next(now - 150 + i, { kind: 'burst' })));
+  await page.goto(url(`/events?tag=${encodeURIComponent(TAG + '/burst')}&live=1`));
+  await page.getByRole('status').filter({ hasText: /^Live/ }).waitFor();
+  await page.getByText('150 events match', { exact: true }).waitFor();
+  // The tail's first polls bring the 50 beyond the first page of 100: they
+  // are shown, and the count already had them.
+  await eventually(async () => (await rows(page).count()) === 150, 'the whole burst shown', { timeout: 10000 });
+  await polled(page);
+  assert.equal(await page.locator('p.count').textContent(), '150 events match');
+  errors.assertNone();
+});

@@ -12,7 +12,8 @@ use saltscope_core::engine::EngineError;
 use saltscope_core::model::EventDoc;
 use saltscope_core::query::events::{EventFilter, EventsPage};
 use saltscope_core::query::tail::{
-    match_count, EventRate, LiveList, TailState, LIVE_KEEP, LIVE_KEEP_CHOICES, TAIL_POLL_MS,
+    arrived, match_count, EventRate, LiveList, TailState, LIVE_KEEP, LIVE_KEEP_CHOICES,
+    TAIL_POLL_MS,
 };
 use saltscope_core::route::link;
 use saltscope_core::text::fixed;
@@ -31,7 +32,10 @@ pub fn LiveTail(page: Arc<EventsPage>, filter: EventFilter, live: Memo<bool>) ->
     let paused = RwSignal::new(false);
     let rate = RwSignal::new(EventRate::default());
     let failure = RwSignal::new(None::<EngineError>);
-    let tail = StoredValue::new(TailState::after_shown(&page.events, now_ms()));
+    let tail = TailState::after_shown(&page.events, now_ms());
+    // What came after this instant is new; the page's count has the rest.
+    let opened_ms = tail.newest_ms.unwrap_or_default();
+    let tail = StoredValue::new(tail);
     // Each start of the loop gets a number; a loop whose number is no
     // longer current (paused, stopped, page gone) ends at its next step.
     let generation = StoredValue::new(0u32);
@@ -73,7 +77,7 @@ pub fn LiveTail(page: Arc<EventsPage>, filter: EventFilter, live: Memo<bool>) ->
                 match answer {
                     Ok((fresh, more)) => {
                         tail.set_value(state);
-                        rate.update(|r| r.record(now_ms(), fresh.len()));
+                        rate.update(|r| r.record(now_ms(), arrived(&fresh, opened_ms)));
                         if at_top() {
                             pending.update(|p| p.extend(fresh));
                             show_pending();

@@ -242,6 +242,17 @@ impl EventRate {
     }
 }
 
+/// How many of a poll's events arrived after the page opened: those
+/// stamped after the newest it showed (`opened_ms`). The first polls also
+/// bring older matching events that lay beyond the first page; the page's
+/// own count has those already, and they are no sign of the bus's rate.
+pub fn arrived(fresh: &[EventDoc], opened_ms: i64) -> usize {
+    fresh
+        .iter()
+        .filter(|e| e.stamp_ms.is_some_and(|at| at > opened_ms))
+        .count()
+}
+
 /// The count over a followed list: the page's search counted what matched
 /// when it opened, and the tail reads each later event once, so the two
 /// add up to what has matched since. Both are said: the search's count
@@ -338,6 +349,21 @@ mod tests {
         // The first 10 left the window; 30 over 10 s.
         assert_eq!(rate.per_second(12_000), 3.0);
         assert_eq!(EventRate::default().per_second(5), 0.0);
+    }
+
+    #[test]
+    fn only_events_after_the_page_opened_count_as_arrived() {
+        // The page showed up to 1_000; a poll brings an older event beyond
+        // its first page, one at the same millisecond and two after.
+        let fresh = [
+            ev("old", 400),
+            ev("tie", 1_000),
+            ev("a", 1_001),
+            ev("b", 3_000),
+        ];
+        assert_eq!(arrived(&fresh, 1_000), 2);
+        let opened = TailState::after_shown(&[ev("shown", 1_000)], 5_000);
+        assert_eq!(opened.newest_ms, Some(1_000));
     }
 
     #[test]
