@@ -305,7 +305,7 @@ pub fn parse_audit(
         // indices), so an empty job cache may mean there is none.
         page.notes.push(if hits(&answer).is_empty() {
             format!(
-                "no publish events in `{}` and nothing in the job cache `{}`: turn on `event_return: elasticsearch` (or `master_job_cache: elasticsearch`) on the master",
+                "no publish event in `{}` and nothing in the job cache `{}` matches: widen the time range or the filter, or, if the master indexes neither, turn on `event_return: elasticsearch` (or `master_job_cache: elasticsearch`) on the master",
                 config.event_index_pattern, config.job_cache_index
             )
         } else {
@@ -318,25 +318,18 @@ pub fn parse_audit(
     page.source = Some(source);
     page.total = super::total_hits(&answer);
     // A job run by `salt-call` on a minion, or while the master's events
-    // were not indexed, has returns and no publish record: it is not in
-    // the trail, and the trail says so. Jobs published that never returned
-    // make this a least count.
-    let unpublished = match (&returned, page.total) {
-        (Ok(r), Some(published))
-            if cursor.is_none()
-                && filter.users.is_empty()
-                && filter.targets.is_empty()
-                && source == PublishSource::Event =>
-        {
-            r.at("/aggregations/jobs/value")
-                .and_then(Value::as_u64)
-                .map(|jobs| (jobs, jobs.saturating_sub(published)))
+    // were not indexed, has returns and no publish record, so no line here.
+    // Which jobs those are needs the two sets of jids joined; the page says
+    // how many returned beside how many it lists, and what is left out.
+    let returned_jobs = match &returned {
+        Ok(r) if cursor.is_none() && filter.users.is_empty() && filter.targets.is_empty() => {
+            r.at("/aggregations/jobs/value").and_then(Value::as_u64)
         }
         _ => None,
     };
-    if let Some((jobs, n @ 1..)) = unpublished {
+    if let (Some(jobs @ 1..), Some(published)) = (returned_jobs, page.total) {
         page.notes.push(format!(
-            "at least {n} of the {jobs} jobs that returned in this range have no publish record (salt-call on a minion, or events not indexed then), so who ran them is not known: the job list has them"
+            "{jobs} jobs returned in this range and {published} have a publish record. Only those are listed: a job run by salt-call on a minion, or while the master's events were not indexed, has none and is only in the job list"
         ));
     }
     let raw = hits(&answer);
@@ -519,7 +512,7 @@ mod tests {
         };
         assert_eq!(
             read(&AuditFilter::default()),
-            ["at least 3 of the 5 jobs that returned in this range have no publish record (salt-call on a minion, or events not indexed then), so who ran them is not known: the job list has them"]
+            ["5 jobs returned in this range and 2 have a publish record. Only those are listed: a job run by salt-call on a minion, or while the master's events were not indexed, has none and is only in the job list"]
         );
         // Users and targets are only in the publish records: no count.
         let by_user = AuditFilter {
