@@ -217,7 +217,9 @@ pub fn job_list_searches(ctx: &QueryContext, request: &JobListRequest) -> JobLis
         }}
     });
     let bounds = filter.time.bounds(ctx.now_ms);
-    // Exact up to 40,000 jobs (the engines' maximum); beyond, within ~1 %.
+    // HyperLogLog++ at the engines' highest precision: near exact below
+    // 40,000 jobs, not exact (11,739 for the 1M set's 11,742 jobs, OpenSearch
+    // 3.8); beyond, within ~1 %. An exact count would page every jid.
     let job_count = json!({"cardinality": {"field": fields.jid, "precision_threshold": 40000}});
     let mut overview = json!({"size": 0, "track_total_hits": true, "query": query, "aggs": {
         "histogram": histogram_agg(fields, bounds), "job_count": job_count
