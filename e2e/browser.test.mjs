@@ -293,6 +293,8 @@ test('the audit view flags a risky command and links to its job', async () => {
   await page.getByLabel('High-risk only').check();
   await page.waitForURL(/risky=1/);
   await plain.waitFor({ state: 'detached' });
+  // The whole trail was read (one page of the real data's published jobs).
+  await page.getByText(/^\d+ high-risk among the \d+ published jobs from the master's publish events$/).waitFor();
   for (const r of await trail.getByRole('row').filter({ has: page.getByRole('cell') }).all()) {
     assert.notEqual(await riskOf(r), '', 'only flagged lines');
   }

@@ -112,9 +112,12 @@ test('high-risk only reads the audit trail on until it has a page of such lines,
   const { page, errors } = await b.newPage();
   await useIndexPrefix(page, PREFIX);
   await page.goto(url('/audit?risky=1&time=all'));
-  const count = page.getByText(/^\d+ high-risk among \d+ of the \d+ published jobs/);
+  // "… among 2000 of the 11742 published jobs", or "… among the 1297
+  // published jobs" once all are read.
+  const count = page.getByText(/^\d+ high-risk among (\d+ of )?the \d+ published jobs/);
   await count.waitFor({ timeout: 60000 });
-  const [, risky, read, total] = (await count.textContent()).match(/^(\d+) high-risk among (\d+) of the (\d+)/).map(Number);
+  const [, risky, partly, total] = (await count.textContent()).match(/^(\d+) high-risk among (?:(\d+) of )?the (\d+)/).map(Number);
+  const read = Number.isNaN(partly) ? total : partly;
   const rows = page.getByRole('table', { name: 'Audit trail' }).getByRole('row').filter({ has: page.getByRole('cell') });
   assert.equal(await rows.count(), risky);
   for (const risk of await rows.evaluateAll((trs) => trs.map((tr) => tr.cells[tr.cells.length - 1].textContent))) {

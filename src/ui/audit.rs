@@ -101,11 +101,10 @@ pub fn AuditPage() -> impl IntoView {
                     (Some(t), false) => format!("{t} published jobs {source}"),
                     // The rules are applied here, to the lines read: the
                     // engine's total counts them all.
-                    (Some(t), true) => format!(
-                        "{} high-risk among {} of the {t} published jobs {source}",
-                        p.entries.len(),
-                        p.read
-                    ),
+                    (Some(t), true) => {
+                        let part = if p.read < t { format!("{} of ", p.read) } else { String::new() };
+                        format!("{} high-risk among {part}the {t} published jobs {source}", p.entries.len())
+                    }
                     (None, _) => String::new(),
                 };
                 let next = p.next.clone();
