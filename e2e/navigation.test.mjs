@@ -140,9 +140,11 @@ test('a range of whole days takes in its last day, and one day is a range', asyn
   const day = `${jid.slice(0, 4)}-${jid.slice(4, 6)}-${jid.slice(6, 8)}`;
   const { page, errors } = await b.newPage();
   const job = page.getByRole('table', { name: 'Jobs' }).getByRole('link', { name: jid, exact: true });
-  await page.goto(url(`/?time=2020-01-01..${day}&noisy=show`));
+  // Narrowed to the job: on an engine that has run the suite before, more
+  // than a page of later jobs would push it off the first page.
+  await page.goto(url(`/?time=2020-01-01..${day}&noisy=show&jid=${jid}`));
   await job.waitFor();
-  await page.goto(url(`/?time=${day}..${day}&noisy=show`));
+  await page.goto(url(`/?time=${day}..${day}&noisy=show&jid=${jid}`));
   await job.waitFor();
   assert.equal(await page.getByRole('list', { name: 'Notes' }).count(), 0, 'the one-day range is read, not refused');
   errors.assertNone();
