@@ -83,20 +83,27 @@ impl<A: SearchBundle, B: SearchBundle> SearchBundle for (A, B) {
 ///     pub struct JobSearches => JobAnswers { returns, publish_event }
 /// }
 /// ```
+///
+/// A field is a [`SearchRequest`] unless it names its type, such as
+/// `Option<SearchRequest>` for a search that is not always needed.
 #[macro_export]
 macro_rules! search_bundle {
-    ($(#[$meta:meta])* $vis:vis struct $name:ident => $answers:ident { $($field:ident),+ $(,)? }) => {
+    (@search) => { $crate::engine::SearchRequest };
+    (@search $ty:ty) => { $ty };
+    ($(#[$meta:meta])* $vis:vis struct $name:ident => $answers:ident { $($field:ident $(: $ty:ty)?),+ $(,)? }) => {
         $(#[$meta])*
         #[derive(Clone, Debug, PartialEq)]
-        $vis struct $name { $(pub $field: $crate::engine::SearchRequest),+ }
+        $vis struct $name { $(pub $field: $crate::search_bundle!(@search $($ty)?)),+ }
 
         #[derive(Debug)]
-        $vis struct $answers { $(pub $field: $crate::engine::SearchAnswer),+ }
+        $vis struct $answers {
+            $(pub $field: <$crate::search_bundle!(@search $($ty)?) as $crate::engine::SearchBundle>::Answers),+
+        }
 
         impl $crate::engine::SearchBundle for $name {
             type Answers = $answers;
             fn searches<'a>(&'a self, out: &mut Vec<&'a $crate::engine::SearchRequest>) {
-                $(out.push(&self.$field);)+
+                $($crate::engine::SearchBundle::searches(&self.$field, out);)+
             }
             fn read(
                 &self,

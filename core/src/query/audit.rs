@@ -8,7 +8,7 @@ use serde_json::{json, Value};
 use super::filter::{any_of, time_clause, JobFilter, TimeRange};
 use super::{hits, QueryContext};
 use crate::config::AppConfig;
-use crate::engine::{EngineError, SearchRequest};
+use crate::engine::{EngineError, SearchAnswer, SearchRequest};
 use crate::json::At;
 use crate::model::{PublishInfo, PublishSource};
 use crate::route::param;
@@ -187,8 +187,14 @@ const EVENT_SOURCE: [&str; 10] = [
 crate::search_bundle! {
     /// The audit view's one round trip: the publish events, the job cache
     /// to fall back on when the event cache holds none, and how many jobs
-    /// returned in the range (some have no publish record).
-    pub struct AuditSearches => AuditAnswers { events, job_cache, returned }
+    /// returned in the range (some have no publish record). A page after
+    /// the first sends only the search its cursor reads, and the count goes
+    /// only where the page can say it.
+    pub struct AuditSearches => AuditAnswers {
+        events: Option<SearchRequest>,
+        job_cache: Option<SearchRequest>,
+        returned: Option<SearchRequest>,
+    }
 }
 
 pub fn audit_searches(
@@ -224,6 +230,11 @@ pub fn audit_searches(
     if let Some(AuditCursor::Event { stamp_ms, tag }) = cursor {
         events["search_after"] = json!([stamp_ms, tag]);
     }
+    let wants = |source: PublishSource| match cursor {
+        None => true,
+        Some(AuditCursor::Event { .. }) => source == PublishSource::Event,
+        Some(AuditCursor::JobCache { .. }) => source == PublishSource::JobCache,
+    };
 
     let mut cache_filter = vec![json!({"exists": {"field": "load.fun"}})];
     cache_filter.extend(bounds.map(|(a, b)| time_clause("load._stamp", a, b)));
@@ -252,10 +263,19 @@ pub fn audit_searches(
         "jobs": {"cardinality": {"field": fields.jid, "precision_threshold": 40000}}
     }});
     AuditSearches {
-        events: SearchRequest::new(&config.event_index_pattern, events),
-        job_cache: SearchRequest::new(&config.job_cache_index, cache),
-        returned: SearchRequest::new(&config.index_pattern, returned),
+        events: wants(PublishSource::Event)
+            .then(|| SearchRequest::new(&config.event_index_pattern, events)),
+        job_cache: wants(PublishSource::JobCache)
+            .then(|| SearchRequest::new(&config.job_cache_index, cache)),
+        returned: counts_returned(filter, cursor)
+            .then(|| SearchRequest::new(&config.index_pattern, returned)),
     }
+}
+
+/// The jobs that returned are counted for the first page only, and not
+/// under a user or target filter, which the returns do not carry.
+fn counts_returned(filter: &AuditFilter, cursor: Option<&AuditCursor>) -> bool {
+    cursor.is_none() && filter.users.is_empty() && filter.targets.is_empty()
 }
 
 /// Reads [`audit_searches`]: the events when there are any (or when the
@@ -266,11 +286,14 @@ pub fn parse_audit(
     cursor: Option<&AuditCursor>,
     answers: AuditAnswers,
 ) -> Result<AuditPage, EngineError> {
+    // A search not sent reads as no hits.
+    let sent = |answer: Option<SearchAnswer>| answer.unwrap_or_else(|| Ok(json!({})));
     let AuditAnswers {
         events,
         job_cache: cache,
         returned,
     } = answers;
+    let (events, cache) = (sent(events), sent(cache));
     let event_hits = match &events {
         Ok(a) => hits(a).len(),
         _ => 0,
@@ -322,7 +345,7 @@ pub fn parse_audit(
     // Which jobs those are needs the two sets of jids joined; the page says
     // how many returned beside how many it lists, and what is left out.
     let returned_jobs = match &returned {
-        Ok(r) if cursor.is_none() && filter.users.is_empty() && filter.targets.is_empty() => {
+        Some(Ok(r)) if counts_returned(filter, cursor) => {
             r.at("/aggregations/jobs/value").and_then(Value::as_u64)
         }
         _ => None,
@@ -450,7 +473,7 @@ mod tests {
             tag: "salt/job/1/new".into(),
         };
         let s = audit_searches(&QueryContext::at(0), &f, Some(&cursor));
-        let events = s.events.body.to_string();
+        let events = s.events.as_ref().unwrap().body.to_string();
         assert!(
             events.contains(r#"{"wildcard":{"data.user.keyword":{"value":"sudo_*"}}}"#),
             "{events}"
@@ -459,22 +482,40 @@ mod tests {
             events.contains(r#"{"terms":{"data.tgt.keyword":["*"]}}"#),
             "a target of * is the literal *"
         );
-        assert_eq!(s.events.body["search_after"], json!([5, "salt/job/1/new"]));
-        assert_eq!(s.events.body["sort"][0]["data._stamp"]["order"], "desc");
-        assert!(s.job_cache.body.to_string().contains("load.user.keyword"));
+        assert_eq!(
+            s.events.as_ref().unwrap().body["search_after"],
+            json!([5, "salt/job/1/new"])
+        );
+        assert_eq!(
+            s.events.as_ref().unwrap().body["sort"][0]["data._stamp"]["order"],
+            "desc"
+        );
+        // A page after the first sends only the search its cursor reads.
+        assert_eq!((s.job_cache, s.returned), (None, None));
+        let first = audit_searches(&QueryContext::at(0), &f, None);
+        let cache = json_text(&first.job_cache.expect("sent on the first page").body);
+        assert!(cache.contains("load.user.keyword"), "{cache}");
+        assert_eq!(first.returned, None, "the returns carry no user or target");
+        let cache_cursor = AuditCursor::JobCache { jid: "9".into() };
+        let s = audit_searches(&QueryContext::at(0), &f, Some(&cache_cursor));
+        assert_eq!(s.events, None);
+        assert_eq!(
+            s.job_cache.expect("read").body["search_after"],
+            json!(["9"])
+        );
         assert_eq!(AuditCursor::parse(&cursor.to_param()), Some(cursor));
     }
 
     #[test]
     fn publish_events_become_audit_lines_with_their_risks() {
         let answers = AuditAnswers {
-            events: Ok(json!({"hits": {"total": {"value": 3}, "hits": [
+            events: Some(Ok(json!({"hits": {"total": {"value": 3}, "hits": [
                 event("3", "cmd.run", json!(["rm -rf /srv/old"]), "web*", "sudo_alice", 3),
                 event("2", "state.apply", json!(["web"]), "*", "root", 2),
                 {"_source": {"tag": "salt/run/1/new", "data": {"fun": "runner.jobs.list_jobs", "fun_args": [], "jid": "1", "user": "root", "_stamp": "x"}}, "sort": [1, "salt/run/1/new"]}
-            ]}})),
-            job_cache: Ok(json!({"hits": {"hits": []}})),
-            returned: Ok(json!({})),
+            ]}}))),
+            job_cache: Some(Ok(json!({"hits": {"hits": []}}))),
+            returned: Some(Ok(json!({}))),
         };
         let page = parse_audit(
             &AppConfig::default(),
@@ -499,11 +540,11 @@ mod tests {
     #[test]
     fn jobs_that_returned_without_a_publish_record_are_counted() {
         let answers = || AuditAnswers {
-            events: Ok(json!({"hits": {"total": {"value": 2}, "hits": [
+            events: Some(Ok(json!({"hits": {"total": {"value": 2}, "hits": [
                 event("3", "cmd.run", json!(["uptime"]), "web*", "alice", 3),
-                event("2", "state.apply", json!(["web"]), "*", "root", 2)]}})),
-            job_cache: Ok(json!({"hits": {"hits": []}})),
-            returned: Ok(json!({"aggregations": {"jobs": {"value": 5}}})),
+                event("2", "state.apply", json!(["web"]), "*", "root", 2)]}}))),
+            job_cache: Some(Ok(json!({"hits": {"hits": []}}))),
+            returned: Some(Ok(json!({"aggregations": {"jobs": {"value": 5}}}))),
         };
         let read = |filter: &AuditFilter| {
             parse_audit(&AppConfig::default(), filter, None, answers())
@@ -527,8 +568,8 @@ mod tests {
         };
         assert_eq!(read(&by_fun).len(), 1);
         let searches = audit_searches(&QueryContext::at(0), &by_fun, None);
-        let returned = json_text(&searches.returned.body);
-        assert_eq!(searches.returned.index, "salt-*");
+        let returned = json_text(&searches.returned.as_ref().unwrap().body);
+        assert_eq!(searches.returned.as_ref().unwrap().index, "salt-*");
         assert!(
             returned.contains("cmd.run") && returned.contains("\"cardinality\""),
             "{returned}"
@@ -538,11 +579,11 @@ mod tests {
     #[test]
     fn risky_only_keeps_the_flagged_lines() {
         let answers = AuditAnswers {
-            events: Ok(json!({"hits": {"hits": [
+            events: Some(Ok(json!({"hits": {"hits": [
                 event("3", "cmd.run", json!(["rm -rf /srv/old"]), "web*", "sudo_alice", 3),
-                event("2", "test.version", json!([]), "db-02", "root", 2)]}})),
-            job_cache: Ok(json!({"hits": {"hits": []}})),
-            returned: Ok(json!({})),
+                event("2", "test.version", json!([]), "db-02", "root", 2)]}}))),
+            job_cache: Some(Ok(json!({"hits": {"hits": []}}))),
+            returned: Some(Ok(json!({}))),
         };
         let filter = AuditFilter {
             risky_only: true,
@@ -556,11 +597,11 @@ mod tests {
     #[test]
     fn without_publish_events_the_job_cache_is_read_and_said_so() {
         let answers = AuditAnswers {
-            events: Ok(json!({"hits": {"hits": []}})),
-            job_cache: Ok(
+            events: Some(Ok(json!({"hits": {"hits": []}}))),
+            job_cache: Some(Ok(
                 json!({"hits": {"hits": [{"_source": {"jid": "9", "load": {"fun": "cmd.run", "arg": ["rm -fr /"], "tgt": "*", "user": "root"}}, "sort": ["9"]}]}}),
-            ),
-            returned: Ok(json!({"aggregations": {"jobs": {"value": 5}}})),
+            )),
+            returned: Some(Ok(json!({"aggregations": {"jobs": {"value": 5}}}))),
         };
         let page = parse_audit(
             &AppConfig::default(),
@@ -585,9 +626,9 @@ mod tests {
             &AuditFilter::default(),
             None,
             AuditAnswers {
-                events: empty(),
-                job_cache: empty(),
-                returned: empty(),
+                events: Some(empty()),
+                job_cache: Some(empty()),
+                returned: Some(empty()),
             },
         )
         .unwrap();
@@ -609,9 +650,9 @@ mod tests {
             &AuditFilter::default(),
             None,
             AuditAnswers {
-                events: Ok(json!({"hits": {"hits": []}})),
-                job_cache: Err(missing),
-                returned: Ok(json!({})),
+                events: Some(Ok(json!({"hits": {"hits": []}}))),
+                job_cache: Some(Err(missing)),
+                returned: Some(Ok(json!({}))),
             },
         )
         .unwrap();
