@@ -125,6 +125,29 @@ test('dragging across the histogram zooms the time range and narrows the rows', 
   errors.assertNone();
 });
 
+test('a drag released past the chart\'s edge zooms to that edge', async () => {
+  const { page, errors } = await b.newPage();
+  const times = returns.map((d) => Date.parse(d['@timestamp'])).sort((a, c) => a - c);
+  const from = new Date(times[0] - 1000).toISOString();
+  const to = new Date(times[times.length - 1] + 1000).toISOString();
+  await page.goto(url(`/?noisy=show&time=${from}..${to}`));
+  const svg = page.getByRole('figure', { name: 'Returns over time' }).getByRole('img');
+  await svg.waitFor();
+  const box = await svg.boundingBox();
+  await page.mouse.move(box.x + box.width * 0.5, box.y + box.height / 2);
+  await page.mouse.down();
+  // out of the chart to the right and below, where the button is let go
+  await page.mouse.move(box.x + box.width + 15, box.y + box.height + 40, { steps: 8 });
+  await page.mouse.up();
+  await page.waitForURL((u) => new URL(u).searchParams.get('time') !== `${from}..${to}`);
+  const [zFrom, zTo] = new URL(page.url()).searchParams.get('time').split('..').map(Date.parse);
+  const mid = (Date.parse(from) + Date.parse(to)) / 2;
+  const span = Date.parse(to) - Date.parse(from);
+  assert.ok(Math.abs(zFrom - mid) < span * 0.05, `starts mid-range: ${zFrom} against ${mid}`);
+  assert.ok(Math.abs(zTo - Date.parse(to)) < span * 0.05, `ends at the range's end: ${zTo} against ${Date.parse(to)}`);
+  errors.assertNone();
+});
+
 test('hovering a bar shows its counts', async () => {
   const { page, errors } = await b.newPage();
   await page.goto(url('/?noisy=show&time=1h'));

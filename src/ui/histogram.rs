@@ -19,7 +19,9 @@ pub fn HistogramChart(
     let drag_start = RwSignal::new(None::<f64>);
     let drag_now = RwSignal::new(None::<f64>);
     let hover = RwSignal::new(None::<HistogramBucket>);
-    // offsetX is in CSS pixels; the viewBox is WIDTH wide.
+    // offsetX is in CSS pixels; the viewBox is WIDTH wide. A drag holds the
+    // pointer (pointer capture: the mouse events keep coming to the chart,
+    // and no mouseleave till it ends), so it may end past either edge.
     let to_chart = |ev: &web_sys::MouseEvent| -> f64 {
         let width = ev
             .current_target()
@@ -27,7 +29,7 @@ pub fn HistogramChart(
             .map(|e| e.client_width() as f64)
             .unwrap_or(WIDTH)
             .max(1.0);
-        ev.offset_x() as f64 / width * WIDTH
+        (ev.offset_x() as f64 / width * WIDTH).clamp(0.0, WIDTH)
     };
     let [succeeded, failed, runner] = h.with_value(|h| h.band_paths(WIDTH, HEIGHT, HEIGHT + 1.0));
     let total = h.with_value(Histogram::total);
@@ -35,8 +37,15 @@ pub fn HistogramChart(
     view! {
         <figure class="histogram" aria-label="Returns over time">
             <svg viewBox=format!("0 0 {} {}", at(WIDTH), at(HEIGHT + 2.0)) preserveAspectRatio="none" role="img"
-                aria-label=format!("{total} returns from {} to {}", iso_millis(from), iso_millis(to))
-                on:mousedown=move |ev| { let x = to_chart(&ev); drag_start.set(Some(x)); drag_now.set(Some(x)); }
+                aria-label=format!("{total} {} from {} to {}", if total == 1 { "return" } else { "returns" }, iso_millis(from), iso_millis(to))
+                on:pointerdown=move |ev| {
+                    let x = to_chart(&ev);
+                    drag_start.set(Some(x));
+                    drag_now.set(Some(x));
+                    if let Some(svg) = ev.current_target().and_then(|t| wasm_bindgen::JsCast::dyn_into::<web_sys::Element>(t).ok()) {
+                        let _ = svg.set_pointer_capture(ev.pointer_id());
+                    }
+                }
                 on:mousemove=move |ev| {
                     let x = to_chart(&ev);
                     if drag_start.get_untracked().is_some() { drag_now.set(Some(x)); }
