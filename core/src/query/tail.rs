@@ -220,13 +220,13 @@ impl EventRate {
         self.arrivals.retain(|(at, _)| now_ms - at < RATE_WINDOW_MS);
     }
 
-    /// Events per second: over the window, or since the tail began when
-    /// that is shorter (at least a second, so a first batch is no spike).
     /// Events read since the tail began.
     pub fn received(&self) -> u64 {
         self.received
     }
 
+    /// Events per second: over the window, or since the tail began when
+    /// that is shorter (at least a second, so a first batch is no spike).
     pub fn per_second(&self, now_ms: i64) -> f64 {
         let Some(start) = self.started_ms else {
             return 0.0;
