@@ -94,16 +94,21 @@ test('a deep link reproduces a filtered view', async () => {
   errors.assertNone();
 });
 
-test('dragging across the histogram zooms the time range and narrows the rows', async () => {
-  const { page, errors } = await b.newPage();
+/** The job list over a range just wider than every return's time, and its chart. */
+async function chartOfAllReturns(page) {
   const times = returns.map((d) => Date.parse(d['@timestamp'])).sort((a, c) => a - c);
   const from = new Date(times[0] - 1000).toISOString();
   const to = new Date(times[times.length - 1] + 1000).toISOString();
   await page.goto(url(`/?noisy=show&time=${from}..${to}`));
-  const before_ = await shownJids(page);
   const svg = page.getByRole('figure', { name: 'Returns over time' }).getByRole('img');
   await svg.waitFor();
-  const box = await svg.boundingBox();
+  return { from, to, box: await svg.boundingBox() };
+}
+
+test('dragging across the histogram zooms the time range and narrows the rows', async () => {
+  const { page, errors } = await b.newPage();
+  const { from, to, box } = await chartOfAllReturns(page);
+  const before_ = await shownJids(page);
   // the later half of the range
   await page.mouse.move(box.x + box.width * 0.5, box.y + box.height / 2);
   await page.mouse.down();
@@ -127,13 +132,7 @@ test('dragging across the histogram zooms the time range and narrows the rows', 
 
 test('a drag released past the chart\'s edge zooms to that edge', async () => {
   const { page, errors } = await b.newPage();
-  const times = returns.map((d) => Date.parse(d['@timestamp'])).sort((a, c) => a - c);
-  const from = new Date(times[0] - 1000).toISOString();
-  const to = new Date(times[times.length - 1] + 1000).toISOString();
-  await page.goto(url(`/?noisy=show&time=${from}..${to}`));
-  const svg = page.getByRole('figure', { name: 'Returns over time' }).getByRole('img');
-  await svg.waitFor();
-  const box = await svg.boundingBox();
+  const { from, to, box } = await chartOfAllReturns(page);
   await page.mouse.move(box.x + box.width * 0.5, box.y + box.height / 2);
   await page.mouse.down();
   // out of the chart to the right and below, where the button is let go
