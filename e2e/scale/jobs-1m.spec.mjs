@@ -111,6 +111,12 @@ test('high-risk only reads the audit trail on until it has a page of such lines,
   // "Nothing matches.") while thousands more lay behind "Older".
   const { page, errors } = await b.newPage();
   await useIndexPrefix(page, PREFIX);
+  // The searches in each request: the first page's three (publish events,
+  // the job cache, the jobs that returned), then only the publish events.
+  const searches = [];
+  page.on('request', (r) => {
+    if (r.url().includes('/_msearch')) searches.push((r.postData() || '').trim().split('\n').length / 2);
+  });
   await page.goto(url('/audit?risky=1&time=all'));
   // "… among 2000 of the 11742 published jobs", or "… among the 1297
   // published jobs" once all are read.
@@ -128,5 +134,7 @@ test('high-risk only reads the audit trail on until it has a page of such lines,
   // A full page, the whole trail, or the most one view reads (20 pages).
   assert.ok(risky >= 100 || read === total || read >= 2000, `${risky} high-risk among ${read} of ${total}, Older: ${older}`);
   assert.ok(read > 100 || read === total, `read on past the first page: ${read} of ${total}`);
+  const pages = Math.ceil(read / 100);
+  assert.deepEqual(searches, [3, ...Array(pages - 1).fill(1)], 'a later page sends only the search it reads');
   errors.assertNone();
 });
