@@ -147,6 +147,21 @@ test('a drag released past the chart\'s edge zooms to that edge', async () => {
   errors.assertNone();
 });
 
+test('a right click on the histogram opens no zoom', async () => {
+  const { page, errors } = await b.newPage();
+  const { from, to, box } = await chartOfAllReturns(page);
+  const y = box.y + box.height / 2;
+  await page.mouse.click(box.x + box.width * 0.3, y, { button: 'right' });
+  await page.mouse.click(box.x + box.width * 0.3, y, { button: 'middle' });
+  // A left click zooms; Back from it must find the whole range again, not
+  // a range the other buttons zoomed to.
+  await page.mouse.click(box.x + box.width * 0.7, y);
+  await page.waitForURL((u) => new URL(u).searchParams.get('time') !== `${from}..${to}`);
+  await page.goBack();
+  await page.waitForURL((u) => new URL(u).searchParams.get('time') === `${from}..${to}`);
+  errors.assertNone();
+});
+
 test('hovering a bar shows its counts', async () => {
   const { page, errors } = await b.newPage();
   await page.goto(url('/?noisy=show&time=1h'));

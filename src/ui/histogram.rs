@@ -39,6 +39,8 @@ pub fn HistogramChart(
             <svg viewBox=format!("0 0 {} {}", at(WIDTH), at(HEIGHT + 2.0)) preserveAspectRatio="none" role="img"
                 aria-label=format!("{total} {} from {} to {}", if total == 1 { "return" } else { "returns" }, iso_millis(from), iso_millis(to))
                 on:pointerdown=move |ev| {
+                    // The main button only: a right click opens the menu, not a zoom.
+                    if ev.button() != 0 { return; }
                     let x = to_chart(&ev);
                     drag_start.set(Some(x));
                     drag_now.set(Some(x));
@@ -54,6 +56,7 @@ pub fn HistogramChart(
                 }
                 on:mouseleave=move |_| { hover.set(None); drag_start.set(None); drag_now.set(None); }
                 on:mouseup=move |ev| {
+                    if ev.button() != 0 { return; }
                     let x = to_chart(&ev);
                     if let Some(x0) = drag_start.get_untracked() {
                         drag_start.set(None);
