@@ -56,7 +56,7 @@ test('new events arrive once each, in time order; a late one arrives too', async
   const status = page.getByRole('status').filter({ hasText: /^Live/ });
   await status.waitFor();
   assert.equal(await rows(page).count(), 1);
-  await page.getByText('1 events match', { exact: true }).waitFor();
+  await page.getByText('1 event matches', { exact: true }).waitFor();
 
   const t0 = Date.now();
   await write([next(Date.now()), next(Date.now() + 1), next(Date.now() + 2)]);

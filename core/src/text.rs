@@ -134,6 +134,16 @@ pub fn folded_start(text: &str) -> Option<&str> {
     Some(&text[..end])
 }
 
+/// A count and its noun, "1 job" or "2 jobs": `noun` is the singular, and
+/// the plural adds an "s" (every noun the pages count does).
+pub fn counted(n: u64, noun: &str) -> String {
+    if n == 1 {
+        format!("1 {noun}")
+    } else {
+        format!("{n} {noun}s")
+    }
+}
+
 /// A size in bytes as people read it: "5.0 MB", "63 KB".
 pub fn human_bytes(n: usize) -> String {
     if n >= 1_000_000 {
@@ -156,6 +166,13 @@ pub fn short_line(text: &str) -> Option<String> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn one_of_a_noun_is_singular() {
+        assert_eq!(counted(1, "job"), "1 job");
+        assert_eq!(counted(0, "return"), "0 returns");
+        assert_eq!(counted(2_000, "published job"), "2000 published jobs");
+    }
     use serde_json::json;
 
     #[test]

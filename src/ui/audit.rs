@@ -6,6 +6,7 @@ use saltscope_core::export::{ExportKind, ViewFilter};
 use saltscope_core::model::PublishSource;
 use saltscope_core::query::audit::{AuditCursor, AuditEntry, AuditFilter, AuditKind};
 use saltscope_core::route::{link, param};
+use saltscope_core::text::counted;
 use saltscope_core::time::{jid_start_time, utc_timestamp};
 use saltscope_core::views;
 
@@ -98,12 +99,12 @@ pub fn AuditPage() -> impl IntoView {
                 };
                 let risky_only = current().risky_only;
                 let count = match (p.total, risky_only) {
-                    (Some(t), false) => format!("{t} published jobs {source}"),
+                    (Some(t), false) => format!("{} {source}", counted(t, "published job")),
                     // The rules are applied here, to the lines read: the
                     // engine's total counts them all.
                     (Some(t), true) => {
                         let part = if p.read < t { format!("{} of ", p.read) } else { String::new() };
-                        format!("{} high-risk among {part}the {t} published jobs {source}", p.entries.len())
+                        format!("{} high-risk among {part}the {} {source}", p.entries.len(), counted(t, "published job"))
                     }
                     (None, _) => String::new(),
                 };

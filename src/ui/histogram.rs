@@ -3,7 +3,7 @@
 
 use leptos::prelude::*;
 use saltscope_core::query::histogram::{Histogram, HistogramBucket};
-use saltscope_core::text::fixed;
+use saltscope_core::text::{counted, fixed};
 use saltscope_core::time::{iso_millis, utc_millis};
 
 const WIDTH: f64 = 1000.0;
@@ -37,7 +37,7 @@ pub fn HistogramChart(
     view! {
         <figure class="histogram" aria-label="Returns over time">
             <svg viewBox=format!("0 0 {} {}", at(WIDTH), at(HEIGHT + 2.0)) preserveAspectRatio="none" role="img"
-                aria-label=format!("{total} {} from {} to {}", if total == 1 { "return" } else { "returns" }, iso_millis(from), iso_millis(to))
+                aria-label=format!("{} from {} to {}", counted(total, "return"), iso_millis(from), iso_millis(to))
                 on:pointerdown=move |ev| {
                     // The main button only: a right click opens the menu, not a zoom.
                     if ev.button() != 0 { return; }

@@ -6,6 +6,7 @@ use saltscope_core::export::{ExportKind, ViewFilter};
 use saltscope_core::query::filter::{JobFilter, TimeRange};
 use saltscope_core::query::jobs::{Cursor, JobListPage, JobListRequest, JobSummary};
 use saltscope_core::route::{link, param, JobListUrl, Refresh};
+use saltscope_core::text::counted;
 use saltscope_core::time::{jid_start_time, utc_millis};
 use saltscope_core::views;
 
@@ -191,8 +192,8 @@ pub fn JobList(fixed_minion: Option<String>) -> impl IntoView {
 
 fn count_line(page: &JobListPage) -> String {
     match (page.total_jobs, page.total_returns) {
-        (Some(j), Some(r)) => format!("{j} jobs, {r} returns"),
-        (Some(j), None) => format!("{j} jobs"),
+        (Some(j), Some(r)) => format!("{}, {}", counted(j, "job"), counted(r, "return")),
+        (Some(j), None) => counted(j, "job"),
         _ => String::new(),
     }
 }

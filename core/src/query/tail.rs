@@ -259,7 +259,10 @@ pub fn arrived(fresh: &[EventDoc], opened_ms: i64) -> usize {
 /// alone would stay as it was while the list grows.
 pub fn match_count(total: u64, received: u64) -> String {
     if received == 0 {
-        format!("{total} events match")
+        match total {
+            1 => "1 event matches".into(),
+            _ => format!("{total} events match"),
+        }
     } else {
         format!(
             "{} events match: {total} when the page opened, {received} since",
@@ -370,6 +373,7 @@ mod tests {
     fn the_count_adds_what_the_tail_read() {
         let mut rate = EventRate::default();
         assert_eq!(match_count(145, rate.received()), "145 events match");
+        assert_eq!(match_count(1, 0), "1 event matches");
         rate.record(0, 0);
         rate.record(2_000, 10);
         rate.record(12_000, 30);
