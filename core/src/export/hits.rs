@@ -19,6 +19,7 @@ use crate::engine::{
 };
 use crate::model::{ReturnData, ReturnDoc, ReturnFields, StateTally};
 use crate::query::jobs::{attach_publish, publish_searches, soft, JobListPage};
+use crate::query::template::body;
 use crate::query::FieldMap;
 use crate::text::scalar_text;
 
@@ -42,22 +43,18 @@ pub(crate) struct HitsSource;
 /// `_id` is never sorted on: it needs fielddata Elasticsearch 8 disables.
 pub fn hits_sort(paging: Paging, fields: &FieldMap) -> Value {
     if paging.shard_doc() {
-        return json!([
-            {"_index": {"order": "asc", "unmapped_type": "keyword"}},
-            {"_shard_doc": "asc"},
-            {fields.jid.clone(): {"order": "asc", "unmapped_type": "keyword"}},
-            {fields.minion.clone(): {"order": "asc", "unmapped_type": "keyword"}}
-        ]);
+        return body(
+            r#"[{"_index":{"order":"asc","unmapped_type":"keyword"}},{"_shard_doc":"asc"},{$0:{"order":"asc","unmapped_type":"keyword"}},{$1:{"order":"asc","unmapped_type":"keyword"}}]"#,
+            &[json!(fields.jid), json!(fields.minion)],
+        );
     }
-    json!([
-        {"@timestamp": {"order": "desc", "unmapped_type": "date"}},
-        {fields.jid.clone(): {"order": "desc", "unmapped_type": "keyword"}},
-        {fields.minion.clone(): {"order": "asc", "unmapped_type": "keyword"}},
-        // unmapped_type: an index that has no mapping yet (created, every
-        // document rejected: salt-grains_items with dynamic mappings) fails
-        // a `_index` sort without it.
-        {"_index": {"order": "asc", "unmapped_type": "keyword"}}
-    ])
+    // unmapped_type: an index that has no mapping yet (created, every
+    // document rejected: salt-grains_items with dynamic mappings) fails a
+    // `_index` sort without it.
+    body(
+        r#"[{"@timestamp":{"order":"desc","unmapped_type":"date"}},{$0:{"order":"desc","unmapped_type":"keyword"}},{$1:{"order":"asc","unmapped_type":"keyword"}},{"_index":{"order":"asc","unmapped_type":"keyword"}}]"#,
+        &[json!(fields.jid), json!(fields.minion)],
+    )
 }
 
 /// The query of returns and states: the view's filter, its outcome taken
@@ -143,12 +140,15 @@ fn page_search(at: &Position, after: &After, size: usize, count: bool) -> HttpRe
     // document again (OpenSearch 3.8, 5,000 state returns: 180-290 ms a
     // page with a field list against 43-60 ms without); the typed reader
     // skips what no column needs.
-    let mut body = json!({
-        "size": size,
-        "query": hits_query(at),
-        "sort": hits_sort(paging, &spec.context.fields),
-        "track_total_hits": count,
-    });
+    let mut body = body(
+        r#"{"size":$0,"query":$1,"sort":$2,"track_total_hits":$3}"#,
+        &[
+            json!(size),
+            hits_query(at),
+            hits_sort(paging, &spec.context.fields),
+            json!(count),
+        ],
+    );
     if at.state.reads_summary == Some(true) {
         body["_source"] = json!(false);
         // Not even `_id`: it is a stored field, and reading it makes the

@@ -18,7 +18,7 @@ use crate::engine::{
 use crate::model::{HighstateSummary, ReturnData, ReturnDoc};
 use crate::query::filter::{failed_clause, OutcomeFilter};
 use crate::query::jobs::{attach_details, job_details_searches, JobDetailsSearches, JobListPage};
-use crate::query::{hits, returns_filter, total_hits};
+use crate::query::{hits, returns_filter, template, total_hits};
 use crate::text::scalar_text;
 
 pub(crate) struct JobsSource;
@@ -39,12 +39,10 @@ fn details(at: &Position, jids: &[String]) -> (JobDetailsSearches, Option<Search
         filter.push(json!({"terms": {ctx.fields.fun.clone(): STATE_FUNCTIONS}}));
         SearchRequest::new(
             &ctx.config.index_pattern,
-            json!({
-                "size": MAX_PAGE,
-                "track_total_hits": true,
-                "query": {"bool": {"filter": filter, "must_not": must_not}},
-                "_source": ["jid", "fun", "data.*.result", "data.*.changes"]
-            }),
+            template::body(
+                r#"{"size":$0,"track_total_hits":true,"query":{"bool":{"filter":$1,"must_not":$2}},"_source":["jid","fun","data.*.result","data.*.changes"]}"#,
+                &[json!(MAX_PAGE), Value::Array(filter), Value::Array(must_not)],
+            ),
         )
     });
     (job_details_searches(ctx, jids), states)
@@ -54,25 +52,23 @@ impl ExportSource for JobsSource {
     fn page_request(&self, at: &Position) -> HttpRequest {
         let ctx = &at.spec.context;
         let query = at.spec.job_filter().returns_query_with_outcome(ctx);
-        let mut composite = json!({
-            "size": at.page_size(),
-            "sources": [{"jid": {"terms": {"field": ctx.fields.jid, "order": "desc"}}}]
-        });
+        let mut body = template::body(
+            r#"{"size":0,"query":$0,"track_total_hits":false,"aggs":{"jobs":{"composite":{"size":$1,"sources":[{"jid":{"terms":{"field":$2,"order":"desc"}}}]},"aggs":{"failed":{"filter":$3}}}}}"#,
+            &[
+                query,
+                json!(at.page_size()),
+                json!(ctx.fields.jid),
+                failed_clause(&ctx.fields),
+            ],
+        );
         if let After::Jid(jid) = &at.state.after {
-            composite["after"] = json!({ "jid": jid });
+            body["aggs"]["jobs"]["composite"]["after"] = json!({ "jid": jid });
         }
-        let mut body = json!({
-            "size": 0,
-            "query": query,
-            "track_total_hits": false,
-            "aggs": {"jobs": {
-                "composite": composite,
-                "aggs": {"failed": {"filter": failed_clause(&ctx.fields)}}
-            }}
-        });
         if at.state.total.is_none() {
-            body["aggs"]["job_count"] =
-                json!({"cardinality": {"field": ctx.fields.jid, "precision_threshold": 40000}});
+            body["aggs"]["job_count"] = template::body(
+                r#"{"cardinality":{"field":$0,"precision_threshold":40000}}"#,
+                &[json!(ctx.fields.jid)],
+            );
         }
         HttpRequest::post(search_path(&ctx.config.index_pattern), Body::Json(body))
     }

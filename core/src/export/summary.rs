@@ -29,7 +29,7 @@ use crate::engine::{EngineError, HttpRequest, Reply};
 use crate::model::{
     HighstateSummary, ReturnDoc, ReturnFields, SUMMARY_VERSION, SUMMARY_VERSION_FIELD,
 };
-use crate::query::{total_hits, FieldMap};
+use crate::query::{template, total_hits, FieldMap};
 
 /// The pipeline's state counts, as `RunSummary::from_pipeline` reads them
 /// (in this order: see [`summary_return_row`]).
@@ -58,26 +58,22 @@ pub(crate) fn applies(spec: &ExportSpec) -> bool {
 /// the export's PIT when it has one: the very documents the pages will read.
 pub(crate) fn probe_request(at: &Position) -> HttpRequest {
     let fields = &at.spec.context.fields;
-    let summarised = json!({"bool": {"should": [
-        {"term": {SUMMARY_VERSION_FIELD: SUMMARY_VERSION}},
-        {"terms": {fields.fun.clone(): TEXT_FUNCTIONS}}
-    ], "minimum_should_match": 1}});
-    let readable = json!({"bool": {
-        "filter": [
-            summarised,
-            {"exists": {"field": fields.jid}},
-            {"exists": {"field": fields.minion}},
-            {"exists": {"field": fields.fun}}
-        ],
-        "must_not": [{"exists": {"field": "_ignored"}}]
-    }});
+    // Summarised (or of a function whose data is text), with the fields
+    // the rows read, and nothing the engine could not index.
     search_at(
         at,
-        json!({
-            "size": 0,
-            "track_total_hits": true,
-            "query": {"bool": {"filter": [hits_query(at)], "must_not": [readable]}}
-        }),
+        template::body(
+            r#"{"size":0,"track_total_hits":true,"query":{"bool":{"filter":[$0],"must_not":[{"bool":{"filter":[{"bool":{"should":[{"term":{$1:$2}},{"terms":{$3:$4}}],"minimum_should_match":1}},{"exists":{"field":$5}},{"exists":{"field":$6}},{"exists":{"field":$3}}],"must_not":[{"exists":{"field":"_ignored"}}]}}]}}}"#,
+            &[
+                hits_query(at),
+                json!(SUMMARY_VERSION_FIELD),
+                json!(SUMMARY_VERSION),
+                json!(fields.fun),
+                json!(TEXT_FUNCTIONS),
+                json!(fields.jid),
+                json!(fields.minion),
+            ],
+        ),
     )
 }
 

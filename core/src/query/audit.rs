@@ -6,6 +6,7 @@
 use serde_json::{json, Value};
 
 use super::filter::{any_of, time_clause, JobFilter, TimeRange};
+use super::template::body;
 use super::{hits, QueryContext};
 use crate::config::AppConfig;
 use crate::engine::{EngineError, SearchAnswer, SearchRequest};
@@ -209,24 +210,24 @@ pub fn audit_searches(
     };
     let bounds = filter.time.bounds(ctx.now_ms);
 
-    let mut event_filter = vec![json!({"bool": {"should": [
-        {"wildcard": {fields.tag.clone(): {"value": "salt/job/*/new"}}},
-        {"wildcard": {fields.tag.clone(): {"value": "salt/run/*/new"}}}
-    ], "minimum_should_match": 1}})];
+    let tag = json!(fields.tag);
+    let mut event_filter = vec![body(
+        r#"{"bool":{"should":[{"wildcard":{$0:{"value":"salt/job/*/new"}}},{"wildcard":{$0:{"value":"salt/run/*/new"}}}],"minimum_should_match":1}}"#,
+        std::slice::from_ref(&tag),
+    )];
     event_filter.extend(bounds.map(|(a, b)| time_clause("data._stamp", a, b)));
     event_filter.extend(any_of(&fields.event_user, &filter.users));
     event_filter.extend(any_of(&fields.event_fun, &filter.functions));
     event_filter.extend(exactly(&fields.event_target, &filter.targets));
-    let mut events = json!({
-        "size": AUDIT_PAGE_SIZE,
-        "track_total_hits": true,
-        "query": {"bool": {"filter": event_filter}},
-        "sort": [
-            {"data._stamp": {"order": "desc", "unmapped_type": "date"}},
-            {fields.tag.clone(): {"order": "desc", "unmapped_type": "keyword"}}
+    let mut events = body(
+        r#"{"size":$0,"track_total_hits":true,"query":{"bool":{"filter":$1}},"sort":[{"data._stamp":{"order":"desc","unmapped_type":"date"}},{$2:{"order":"desc","unmapped_type":"keyword"}}],"_source":$3}"#,
+        &[
+            json!(AUDIT_PAGE_SIZE),
+            Value::Array(event_filter),
+            tag,
+            json!(EVENT_SOURCE),
         ],
-        "_source": EVENT_SOURCE
-    });
+    );
     if let Some(AuditCursor::Event { stamp_ms, tag }) = cursor {
         events["search_after"] = json!([stamp_ms, tag]);
     }
@@ -241,13 +242,14 @@ pub fn audit_searches(
     cache_filter.extend(any_of(&fields.cache_user, &filter.users));
     cache_filter.extend(any_of(&fields.cache_fun, &filter.functions));
     cache_filter.extend(exactly(&fields.cache_target, &filter.targets));
-    let mut cache = json!({
-        "size": AUDIT_PAGE_SIZE,
-        "track_total_hits": true,
-        "query": {"bool": {"filter": cache_filter}},
-        "sort": [{fields.jid.clone(): {"order": "desc", "unmapped_type": "keyword"}}],
-        "_source": ["jid", "load.fun", "load.arg", "load.tgt", "load.tgt_type", "load.user", "load._stamp"]
-    });
+    let mut cache = body(
+        r#"{"size":$0,"track_total_hits":true,"query":{"bool":{"filter":$1}},"sort":[{$2:{"order":"desc","unmapped_type":"keyword"}}],"_source":["jid","load.fun","load.arg","load.tgt","load.tgt_type","load.user","load._stamp"]}"#,
+        &[
+            json!(AUDIT_PAGE_SIZE),
+            Value::Array(cache_filter),
+            json!(fields.jid),
+        ],
+    );
     if let Some(AuditCursor::JobCache { jid }) = cursor {
         cache["search_after"] = json!([jid]);
     }
@@ -259,9 +261,10 @@ pub fn audit_searches(
         show_noisy: true,
         ..JobFilter::default()
     };
-    let returned = json!({"size": 0, "query": returned.returns_query(ctx), "aggs": {
-        "jobs": {"cardinality": {"field": fields.jid, "precision_threshold": 40000}}
-    }});
+    let returned = body(
+        r#"{"size":0,"query":$0,"aggs":{"jobs":{"cardinality":{"field":$1,"precision_threshold":40000}}}}"#,
+        &[returned.returns_query(ctx), json!(fields.jid)],
+    );
     AuditSearches {
         events: wants(PublishSource::Event)
             .then(|| SearchRequest::new(&config.event_index_pattern, events)),

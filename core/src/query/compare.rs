@@ -249,11 +249,13 @@ pub fn previous_run_search(ctx: &QueryContext, minion: &str, before: &str) -> Se
     filter.push(json!({"range": {"@timestamp": {"lt": before}}}));
     SearchRequest::new(
         &ctx.config.index_pattern,
-        json!({
-            "size": 1,
-            "sort": [{"@timestamp": {"order": "desc", "unmapped_type": "date"}}],
-            "query": {"bool": {"filter": filter, "must_not": must_not}}
-        }),
+        super::template::body(
+            r#"{"size":1,"sort":[{"@timestamp":{"order":"desc","unmapped_type":"date"}}],"query":{"bool":{"filter":$0,"must_not":$1}}}"#,
+            &[
+                serde_json::Value::Array(filter),
+                serde_json::Value::Array(must_not),
+            ],
+        ),
     )
 }
 

@@ -11,6 +11,7 @@ use serde_json::{json, Value};
 use super::filter::{split_list, JobFilter};
 use super::minions::STATE_RUN_FUNCTIONS;
 use super::summary::ComputedFrom;
+use super::template::body;
 use super::QueryContext;
 use crate::engine::{EngineError, SearchAnswer, SearchRequest};
 use crate::model::{ReturnDoc, RunSummary, StateIdentity};
@@ -122,22 +123,19 @@ pub fn drift_search(
     let composite = super::minion_composite(&ctx.fields.minion, DRIFT_PAGE_SIZE, after);
     SearchRequest::new(
         &ctx.config.index_pattern,
-        json!({
-            "size": 0,
-            "query": returns.returns_query(ctx),
-            "aggs": {"minions": {
-                "composite": composite,
-                "aggs": {"last_runs": {"top_hits": {
-                    "size": filter.runs,
-                    "sort": [{"@timestamp": {"order": "desc", "unmapped_type": "date"}}],
-                    "_source": if from.uses_summary() {
-                        &DRIFT_SUMMARY_SOURCE[..]
-                    } else {
-                        &DRIFT_SOURCE[..]
-                    }
-                }}}
-            }}
-        }),
+        body(
+            r#"{"size":0,"query":$0,"aggs":{"minions":{"composite":$1,"aggs":{"last_runs":{"top_hits":{"size":$2,"sort":[{"@timestamp":{"order":"desc","unmapped_type":"date"}}],"_source":$3}}}}}}"#,
+            &[
+                returns.returns_query(ctx),
+                composite,
+                json!(filter.runs),
+                json!(if from.uses_summary() {
+                    &DRIFT_SUMMARY_SOURCE[..]
+                } else {
+                    &DRIFT_SOURCE[..]
+                }),
+            ],
+        ),
     )
 }
 

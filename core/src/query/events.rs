@@ -7,6 +7,7 @@ use crate::json::At;
 use serde_json::{json, Value};
 
 use super::filter::{any_of, pattern_clause, query_string, time_clause, TimeRange};
+use super::template::body;
 use super::{hits, total_hits, FieldMap, QueryContext};
 use crate::engine::{EngineError, SearchRequest};
 use crate::model::{EventDoc, EVENT_FAMILIES, MINION_TAGS};
@@ -101,26 +102,30 @@ impl EventFilter {
             for m in &self.minions {
                 for (before, after) in MINION_TAGS {
                     let tag = format!("{before}{m}{after}");
-                    should.push(json!({"wildcard": {f.tag.clone(): {"value": tag}}}));
+                    should.push(body(
+                        r#"{"wildcard":{$0:{"value":$1}}}"#,
+                        &[json!(f.tag), json!(tag)],
+                    ));
                 }
                 should.push(pattern_clause(&f.event_minion, m));
             }
             filter.push(json!({"bool": {"should": should, "minimum_should_match": 1}}));
         }
         if let Some(jid) = &self.jid {
-            filter.push(json!({"bool": {"should": [
-                {"term": {f.event_jid.clone(): jid}},
-                {"prefix": {f.tag.clone(): format!("salt/job/{jid}/")}},
-                {"prefix": {f.tag.clone(): format!("salt/run/{jid}/")}}
-            ], "minimum_should_match": 1}}));
+            filter.push(body(
+                r#"{"bool":{"should":[{"term":{$0:$1}},{"prefix":{$2:$3}},{"prefix":{$2:$4}}],"minimum_should_match":1}}"#,
+                &[json!(f.event_jid), json!(jid), json!(f.tag), json!(format!("salt/job/{jid}/")), json!(format!("salt/run/{jid}/"))],
+            ));
         }
         if self.failed_only {
-            filter.push(json!({"wildcard": {f.tag.clone(): {"value": "salt/job/*/ret/*"}}}));
-            filter.push(json!({"bool": {"should": [
-                {"term": {"data.success": false}},
-                {"bool": {"filter": [{"exists": {"field": "data.retcode"}}],
-                          "must_not": [{"term": {"data.retcode": 0}}]}}
-            ], "minimum_should_match": 1}}));
+            filter.push(body(
+                r#"{"wildcard":{$0:{"value":"salt/job/*/ret/*"}}}"#,
+                &[json!(f.tag)],
+            ));
+            filter.push(body(
+                r#"{"bool":{"should":[{"term":{"data.success":false}},{"bool":{"filter":[{"exists":{"field":"data.retcode"}}],"must_not":[{"term":{"data.retcode":0}}]}}],"minimum_should_match":1}}"#,
+                &[],
+            ));
         }
         if let Some(q) = &self.text {
             filter.push(query_string(q));
@@ -203,10 +208,10 @@ crate::search_bundle! {
 }
 
 pub(crate) fn sort(fields: &FieldMap, order: &str) -> Value {
-    json!([
-        {"data._stamp": {"order": order, "unmapped_type": "date"}},
-        {fields.tag.clone(): {"order": order, "unmapped_type": "keyword"}}
-    ])
+    body(
+        r#"[{"data._stamp":{"order":$0,"unmapped_type":"date"}},{$1:{"order":$0,"unmapped_type":"keyword"}}]"#,
+        &[json!(order), json!(fields.tag)],
+    )
 }
 
 /// A page of `size` events after `cursor`, newest first.
@@ -216,12 +221,14 @@ pub fn events_page_search(
     cursor: Option<&EventCursor>,
     size: usize,
 ) -> SearchRequest {
-    let mut page = json!({
-        "size": size + cursor.map_or(0, |c| c.skip),
-        "track_total_hits": true,
-        "query": filter.query(ctx, None),
-        "sort": sort(&ctx.fields, "desc")
-    });
+    let mut page = body(
+        r#"{"size":$0,"track_total_hits":true,"query":$1,"sort":$2}"#,
+        &[
+            json!(size + cursor.map_or(0, |c| c.skip)),
+            filter.query(ctx, None),
+            sort(&ctx.fields, "desc"),
+        ],
+    );
     if let Some(c) = cursor {
         page["search_after"] = c.search_after();
     }
@@ -240,11 +247,10 @@ pub fn events_searches(
                 json!({"wildcard": {ctx.fields.tag.clone(): {"value": glob}}}),
             )
         }));
-    let families = json!({
-        "size": 0,
-        "query": filter.query(ctx, None),
-        "aggs": {"families": {"filters": {"filters": families, "other_bucket_key": "other"}}}
-    });
+    let families = body(
+        r#"{"size":0,"query":$0,"aggs":{"families":{"filters":{"filters":$1,"other_bucket_key":"other"}}}}"#,
+        &[filter.query(ctx, None), Value::Object(families)],
+    );
     EventsSearches {
         page: events_page_search(ctx, filter, cursor, EVENTS_PAGE_SIZE),
         families: SearchRequest::new(&ctx.config.event_index_pattern, families),

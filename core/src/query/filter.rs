@@ -5,6 +5,7 @@
 
 use serde_json::{json, Value};
 
+use super::template::body;
 use super::{FieldMap, QueryContext};
 use crate::route::param;
 use crate::time::{iso_millis, parse_utc};
@@ -303,17 +304,17 @@ pub fn runner_clause(fields: &FieldMap) -> Value {
 /// written, and copied to `saltscope.runner_failed` by the summary
 /// pipeline where the index templates keep `data` out of the index.
 pub fn failed_clause(fields: &FieldMap) -> Value {
-    json!({"bool": {"should": [
-        {"bool": {"filter": [{"term": {"success": false}}], "must_not": [runner_clause(fields)]}},
-        {"bool": {"filter": [runner_clause(fields), {"bool": {"should": [
-            {"term": {"data.success": false}},
-            {"term": {"saltscope.runner_failed": true}}
-        ], "minimum_should_match": 1}}]}}
-    ], "minimum_should_match": 1}})
+    body(
+        r#"{"bool":{"should":[{"bool":{"filter":[{"term":{"success":false}}],"must_not":[$0]}},{"bool":{"filter":[$0,{"bool":{"should":[{"term":{"data.success":false}},{"term":{"saltscope.runner_failed":true}}],"minimum_should_match":1}}]}}],"minimum_should_match":1}}"#,
+        &[runner_clause(fields)],
+    )
 }
 
 pub fn time_clause(field: &str, from_ms: i64, to_ms: i64) -> Value {
-    json!({"range": {field: {"gte": from_ms, "lte": to_ms, "format": "epoch_millis"}}})
+    body(
+        r#"{"range":{$0:{"gte":$1,"lte":$2,"format":"epoch_millis"}}}"#,
+        &[json!(field), json!(from_ms), json!(to_ms)],
+    )
 }
 
 /// The free text as Lucene `query_string`. Not `lenient`: that turns a
@@ -321,11 +322,10 @@ pub fn time_clause(field: &str, from_ms: i64, to_ms: i64) -> Value {
 /// all-fields mode is lenient about field types by itself, and a syntax
 /// error fails, so the view shows the engine's explanation.
 pub fn query_string(q: &str) -> Value {
-    json!({"query_string": {
-        "query": q,
-        "default_operator": "AND",
-        "analyze_wildcard": true
-    }})
+    body(
+        r#"{"query_string":{"query":$0,"default_operator":"AND","analyze_wildcard":true}}"#,
+        &[json!(q)],
+    )
 }
 
 /// A 20-digit jid, optionally with the `_<pid>` of `unique_jid`.
@@ -348,10 +348,10 @@ pub(crate) fn any_of(field: &str, patterns: &[String]) -> Option<Value> {
     match patterns {
         [] => None,
         [one] => Some(pattern_clause(field, one)),
-        many => Some(json!({"bool": {
-            "should": many.iter().map(|p| pattern_clause(field, p)).collect::<Vec<_>>(),
-            "minimum_should_match": 1
-        }})),
+        many => Some(body(
+            r#"{"bool":{"should":$0,"minimum_should_match":1}}"#,
+            &[many.iter().map(|p| pattern_clause(field, p)).collect()],
+        )),
     }
 }
 

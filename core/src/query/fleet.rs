@@ -19,6 +19,7 @@ use serde_json::{json, Value};
 use super::filter::{split_list, JobFilter};
 use super::minions::{RUN_FIELDS, STATE_RUN_FUNCTIONS};
 use super::summary::ComputedFrom;
+use super::template::body;
 use super::QueryContext;
 use crate::config::glob_match;
 use crate::engine::{EngineError, SearchAnswer, SearchRequest};
@@ -121,11 +122,10 @@ pub fn targeted_search(
     let composite = super::minion_composite(field, FLEET_PAGE_SIZE, after);
     SearchRequest::new(
         &ctx.config.event_index_pattern,
-        json!({
-            "size": 0,
-            "query": {"bool": {"filter": must}},
-            "aggs": {"minions": {"composite": composite}}
-        }),
+        body(
+            r#"{"size":0,"query":{"bool":{"filter":$0}},"aggs":{"minions":{"composite":$1}}}"#,
+            &[Value::Array(must), composite],
+        ),
     )
 }
 
@@ -293,24 +293,16 @@ pub fn fleet_search(
     let composite = super::minion_composite(&fields.minion, FLEET_PAGE_SIZE, after);
     SearchRequest::new(
         &ctx.config.index_pattern,
-        json!({
-            "size": 0,
-            "query": returns.returns_query(ctx),
-            "aggs": {"minions": {
-                "composite": composite,
-                "aggs": {
-                    "last_return": {"max": {"field": "@timestamp"}},
-                    "state_runs": {
-                        "filter": {"terms": {fields.fun.clone(): STATE_RUN_FUNCTIONS}},
-                        "aggs": {"latest": {"top_hits": {
-                            "size": 1,
-                            "sort": [{"@timestamp": {"order": "desc", "unmapped_type": "date"}}],
-                            "_source": fleet_source(from)
-                        }}}
-                    }
-                }
-            }}
-        }),
+        body(
+            r#"{"size":0,"query":$0,"aggs":{"minions":{"composite":$1,"aggs":{"last_return":{"max":{"field":"@timestamp"}},"state_runs":{"filter":{"terms":{$2:$3}},"aggs":{"latest":{"top_hits":{"size":1,"sort":[{"@timestamp":{"order":"desc","unmapped_type":"date"}}],"_source":$4}}}}}}}}"#,
+            &[
+                returns.returns_query(ctx),
+                composite,
+                json!(fields.fun),
+                json!(STATE_RUN_FUNCTIONS),
+                json!(fleet_source(from)),
+            ],
+        ),
     )
 }
 

@@ -5,6 +5,7 @@ use crate::json::At;
 use serde_json::{json, Value};
 
 use super::filter::{failed_clause, runner_clause, JobFilter};
+use super::template::body;
 use super::QueryContext;
 use crate::engine::{EngineError, SearchAnswer, SearchRequest};
 use crate::text::scalar_text;
@@ -40,19 +41,17 @@ pub fn functions_search(ctx: &QueryContext, filter: &JobFilter) -> SearchRequest
     let fields = &ctx.fields;
     SearchRequest::new(
         &ctx.config.index_pattern,
-        json!({
-            "size": 0,
-            "query": filter.returns_query(ctx),
-            "aggs": {"functions": {
-                "terms": {"field": fields.fun, "size": MAX_FUNCTIONS},
-                "aggs": {
-                    "jobs": {"cardinality": {"field": fields.jid}},
-                    "failed": {"filter": failed_clause(fields)},
-                    "runner": {"filter": runner_clause(fields)},
-                    "last_return": {"max": {"field": "@timestamp"}}
-                }
-            }}
-        }),
+        body(
+            r#"{"size":0,"query":$0,"aggs":{"functions":{"terms":{"field":$1,"size":$2},"aggs":{"jobs":{"cardinality":{"field":$3}},"failed":{"filter":$4},"runner":{"filter":$5},"last_return":{"max":{"field":"@timestamp"}}}}}}"#,
+            &[
+                filter.returns_query(ctx),
+                json!(fields.fun),
+                json!(MAX_FUNCTIONS),
+                json!(fields.jid),
+                failed_clause(fields),
+                runner_clause(fields),
+            ],
+        ),
     )
 }
 

@@ -7,6 +7,7 @@ use crate::json::At;
 use serde_json::{json, Value};
 
 use super::filter::{failed_clause, runner_clause};
+use super::template::body;
 use super::FieldMap;
 use crate::text::fixed;
 
@@ -67,28 +68,23 @@ pub fn pick_interval(span_ms: i64) -> (i64, &'static str) {
 /// The aggregation: a fixed interval over a known range (with empty buckets
 /// kept, so gaps show), or `auto_date_histogram` for all time.
 pub fn histogram_agg(fields: &FieldMap, bounds: Option<(i64, i64)>) -> Value {
-    let sub = json!({
-        "failed": {"filter": failed_clause(fields)},
-        // Runners that did not fail: a failed one is in `failed`.
-        "runner": {"filter": {"bool": {"filter": [runner_clause(fields)], "must_not": [failed_clause(fields)]}}}
-    });
+    // Runners that did not fail: a failed one is in `failed`.
+    let sub = body(
+        r#"{"failed":{"filter":$0},"runner":{"filter":{"bool":{"filter":[$1],"must_not":[$0]}}}}"#,
+        &[failed_clause(fields), runner_clause(fields)],
+    );
     match bounds {
         Some((from, to)) => {
             let (_, interval) = pick_interval(to - from);
-            json!({
-                "date_histogram": {
-                    "field": "@timestamp",
-                    "fixed_interval": interval,
-                    "min_doc_count": 0,
-                    "extended_bounds": {"min": from, "max": to}
-                },
-                "aggs": sub
-            })
+            body(
+                r#"{"date_histogram":{"field":"@timestamp","fixed_interval":$0,"min_doc_count":0,"extended_bounds":{"min":$1,"max":$2}},"aggs":$3}"#,
+                &[json!(interval), json!(from), json!(to), sub],
+            )
         }
-        None => json!({
-            "auto_date_histogram": {"field": "@timestamp", "buckets": TARGET_BARS},
-            "aggs": sub
-        }),
+        None => body(
+            r#"{"auto_date_histogram":{"field":"@timestamp","buckets":$0},"aggs":$1}"#,
+            &[json!(TARGET_BARS), sub],
+        ),
     }
 }
 

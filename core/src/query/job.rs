@@ -13,7 +13,7 @@ use serde_json::Value;
 use super::filter::failed_clause;
 use super::jobs::soft;
 use super::timeline::{JobTimeline, TimelineKind};
-use super::{hits, returns_filter, total_hits, QueryContext};
+use super::{hits, returns_filter, template, total_hits, QueryContext};
 use crate::engine::{EngineError, SearchRequest};
 use crate::model::{EventDoc, HighstateSummary, Outcome, PublishInfo, ReturnData, ReturnDoc};
 use crate::sort;
@@ -203,23 +203,26 @@ pub fn returns_search(
     let (config, fields) = (&ctx.config, &ctx.fields);
     let (mut filter, must_not) = returns_filter(config);
     filter.push(json!({"term": {fields.jid.clone(): jid}}));
-    let mut body = json!({
-        "size": JOB_RETURNS_PAGE,
-        "track_total_hits": true,
-        "query": {"bool": {"filter": filter, "must_not": must_not}},
-        "_source": {"excludes": ["data"]},
-        "sort": [
-            {fields.minion.clone(): {"order": "asc", "unmapped_type": "keyword"}},
-            {"_index": {"order": "asc", "unmapped_type": "keyword"}}
-        ]
-    });
+    let mut body = template::body(
+        r#"{"size":$0,"track_total_hits":true,"query":{"bool":{"filter":$1,"must_not":$2}},"_source":{"excludes":["data"]},"sort":[{$3:{"order":"asc","unmapped_type":"keyword"}},{"_index":{"order":"asc","unmapped_type":"keyword"}}]}"#,
+        &[
+            json!(JOB_RETURNS_PAGE),
+            Value::Array(filter),
+            Value::Array(must_not),
+            json!(fields.minion),
+        ],
+    );
     match after {
         Some(ReturnsCursor(values)) => body["search_after"] = Value::Array(values.clone()),
         None => {
-            body["aggs"] = json!({
-                "returned": {"terms": {"field": fields.minion, "size": MAX_RETURNS}},
-                "failed": {"filter": failed_clause(fields)}
-            })
+            body["aggs"] = template::body(
+                r#"{"returned":{"terms":{"field":$0,"size":$1}},"failed":{"filter":$2}}"#,
+                &[
+                    json!(fields.minion),
+                    json!(MAX_RETURNS),
+                    failed_clause(fields),
+                ],
+            )
         }
     }
     SearchRequest::new(&config.index_pattern, body)
@@ -284,13 +287,15 @@ pub fn job_searches(ctx: &QueryContext, jid: &str, with_output: bool) -> JobSear
         ),
         job_events: SearchRequest::new(
             &config.event_index_pattern,
-            json!({
-                "size": MAX_RETURNS,
-                "query": {"prefix": {fields.tag.clone(): format!("salt/job/{jid}/")}},
-                // What the timeline needs, not the returns they carry.
-                "_source": ["tag", "data._stamp", "data.success", "data.retcode", "data.id"],
-                "sort": [{"data._stamp": {"order": "asc", "unmapped_type": "date"}}]
-            }),
+            // What the timeline needs, not the returns they carry.
+            template::body(
+                r#"{"size":$0,"query":{"prefix":{$1:$2}},"_source":["tag","data._stamp","data.success","data.retcode","data.id"],"sort":[{"data._stamp":{"order":"asc","unmapped_type":"date"}}]}"#,
+                &[
+                    json!(MAX_RETURNS),
+                    json!(fields.tag),
+                    json!(format!("salt/job/{jid}/")),
+                ],
+            ),
         ),
         job_cache: SearchRequest::new(
             &config.job_cache_index,

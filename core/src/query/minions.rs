@@ -7,6 +7,7 @@ use crate::json::At;
 use serde_json::{json, Value};
 
 use super::filter::{failed_clause, JobFilter};
+use super::template::body;
 use super::{FieldMap, QueryContext};
 use crate::engine::{EngineError, SearchAnswer, SearchRequest};
 use crate::model::{Outcome, ReturnDoc};
@@ -36,11 +37,10 @@ fn minion_composite(fields: &FieldMap, after: Option<&str>) -> Value {
 
 /// The newest return of the bucket, with only [`latest_source`].
 fn latest_hit_agg() -> Value {
-    json!({"top_hits": {
-        "size": 1,
-        "sort": [{"@timestamp": {"order": "desc", "unmapped_type": "date"}}],
-        "_source": latest_source()
-    }})
+    body(
+        r#"{"top_hits":{"size":1,"sort":[{"@timestamp":{"order":"desc","unmapped_type":"date"}}],"_source":$0}}"#,
+        &[json!(latest_source())],
+    )
 }
 
 /// A minion's most recent return of some function.
@@ -109,25 +109,19 @@ pub struct MinionPage {
 /// any size pages by name.
 pub fn minion_search(ctx: &QueryContext, filter: &JobFilter, after: Option<&str>) -> SearchRequest {
     let fields = &ctx.fields;
-    let body = json!({
-        "size": 0,
-        "query": filter.returns_query_by_return(ctx),
-        "aggs": {
-            "minions": {
-                "composite": minion_composite(fields, after),
-                "aggs": {
-                    "last_return": {"max": {"field": "@timestamp"}},
-                    "jobs": {"cardinality": {"field": fields.jid}},
-                    "failed": {"filter": failed_clause(fields)},
-                    "state_runs": {
-                        "filter": {"terms": {fields.fun.clone(): STATE_RUN_FUNCTIONS}},
-                        "aggs": {"latest": latest_hit_agg()}
-                    }
-                }
-            },
-            "minion_count": {"cardinality": {"field": fields.minion, "precision_threshold": 40000}}
-        }
-    });
+    let body = body(
+        r#"{"size":0,"query":$0,"aggs":{"minions":{"composite":$1,"aggs":{"last_return":{"max":{"field":"@timestamp"}},"jobs":{"cardinality":{"field":$2}},"failed":{"filter":$3},"state_runs":{"filter":{"terms":{$4:$5}},"aggs":{"latest":$6}}}},"minion_count":{"cardinality":{"field":$7,"precision_threshold":40000}}}}"#,
+        &[
+            filter.returns_query_by_return(ctx),
+            minion_composite(fields, after),
+            json!(fields.jid),
+            failed_clause(fields),
+            json!(fields.fun),
+            json!(STATE_RUN_FUNCTIONS),
+            latest_hit_agg(),
+            json!(fields.minion),
+        ],
+    );
     SearchRequest::new(&ctx.config.index_pattern, body)
 }
 
@@ -185,14 +179,14 @@ pub fn latest_by_minion_search(
     };
     SearchRequest::new(
         &ctx.config.index_pattern,
-        json!({
-            "size": 0,
-            "query": filter.returns_query(ctx),
-            "aggs": {"minions": {
-                "composite": minion_composite(&ctx.fields, after),
-                "aggs": {"latest": latest_hit_agg()}
-            }}
-        }),
+        body(
+            r#"{"size":0,"query":$0,"aggs":{"minions":{"composite":$1,"aggs":{"latest":$2}}}}"#,
+            &[
+                filter.returns_query(ctx),
+                minion_composite(&ctx.fields, after),
+                latest_hit_agg(),
+            ],
+        ),
     )
 }
 

@@ -19,6 +19,7 @@ pub mod scan;
 pub mod sls;
 pub mod summary;
 pub mod tail;
+pub(crate) mod template;
 pub mod timeline;
 
 pub use fields::FieldMap;

@@ -6,6 +6,7 @@
 
 use serde_json::{json, Value};
 
+use super::template::body;
 use super::{hits, total_hits, QueryContext};
 use crate::engine::{msearch, EngineError, SearchRequest, Transport};
 
@@ -58,17 +59,17 @@ fn page_search(
     first: bool,
 ) -> SearchRequest {
     let f = &ctx.fields;
-    let mut body = json!({
-        "size": SCAN_PAGE,
-        "query": scan.query,
-        "_source": scan.source,
-        "track_total_hits": first,
-        "sort": [
-            {"@timestamp": {"order": "desc", "unmapped_type": "date"}},
-            {f.jid.clone(): {"order": "asc", "unmapped_type": "keyword"}},
-            {f.minion.clone(): {"order": "asc", "unmapped_type": "keyword"}}
-        ]
-    });
+    let mut body = body(
+        r#"{"size":$0,"query":$1,"_source":$2,"track_total_hits":$3,"sort":[{"@timestamp":{"order":"desc","unmapped_type":"date"}},{$4:{"order":"asc","unmapped_type":"keyword"}},{$5:{"order":"asc","unmapped_type":"keyword"}}]}"#,
+        &[
+            json!(SCAN_PAGE),
+            scan.query.clone(),
+            json!(scan.source),
+            json!(first),
+            json!(f.jid),
+            json!(f.minion),
+        ],
+    );
     if let Some(after) = after {
         body["search_after"] = after.clone();
     }

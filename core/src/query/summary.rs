@@ -52,14 +52,14 @@ pub fn unsummarised_search(ctx: &QueryContext, minions: &[String]) -> SearchRequ
     };
     SearchRequest::new(
         &ctx.config.index_pattern,
-        json!({
-            "size": 0,
-            "track_total_hits": true,
-            "query": {"bool": {
-                "filter": [runs.returns_query(ctx)],
-                "must_not": [{"term": {SUMMARY_VERSION_FIELD: SUMMARY_VERSION}}]
-            }}
-        }),
+        super::template::body(
+            r#"{"size":0,"track_total_hits":true,"query":{"bool":{"filter":[$0],"must_not":[{"term":{$1:$2}}]}}}"#,
+            &[
+                runs.returns_query(ctx),
+                json!(SUMMARY_VERSION_FIELD),
+                json!(SUMMARY_VERSION),
+            ],
+        ),
     )
 }
 

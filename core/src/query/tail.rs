@@ -14,6 +14,7 @@ use std::collections::BTreeMap;
 use serde_json::{json, Value};
 
 use super::events::{sort, EventFilter};
+use super::template::body;
 use super::{hits, QueryContext};
 use crate::engine::{EngineError, SearchAnswer, SearchRequest};
 use crate::model::EventDoc;
@@ -128,11 +129,10 @@ pub fn tail_search(ctx: &QueryContext, filter: &EventFilter, state: &TailState) 
     }
     SearchRequest::new(
         &ctx.config.event_index_pattern,
-        json!({
-            "size": TAIL_BATCH,
-            "query": query,
-            "sort": sort(&ctx.fields, "asc")
-        }),
+        body(
+            r#"{"size":$0,"query":$1,"sort":$2}"#,
+            &[json!(TAIL_BATCH), query, sort(&ctx.fields, "asc")],
+        ),
     )
 }
 

@@ -9,6 +9,7 @@ use super::{JobListPage, FAILED_MINIONS_SHOWN};
 use crate::engine::{SearchAnswer, SearchRequest};
 use crate::model::PublishInfo;
 use crate::query::filter::{failed_clause, runner_clause};
+use crate::query::template::body;
 use crate::query::{returns_filter, QueryContext};
 use crate::text::scalar_text;
 
@@ -29,26 +30,20 @@ pub fn job_details_searches(ctx: &QueryContext, jids: &[String]) -> JobDetailsSe
     let (config, fields) = (&ctx.config, &ctx.fields);
     let (mut filter, must_not) = returns_filter(config);
     filter.push(json!({"terms": {fields.jid.clone(): jids}}));
-    let stats = json!({
-        "size": 0,
-        "query": {"bool": {"filter": filter, "must_not": must_not}},
-        "aggs": {"jobs": {
-            "terms": {"field": fields.jid, "size": jids.len().max(1)},
-            "aggs": {
-                "functions": {"terms": {"field": fields.fun, "size": 3}},
-                "first_return": {"min": {"field": "@timestamp"}},
-                "last_return": {"max": {"field": "@timestamp"}},
-                "minions": {"cardinality": {"field": fields.minion}},
-                "failed": {"filter": failed_clause(fields), "aggs": {
-                    "minions": {"terms": {"field": fields.minion, "size": FAILED_MINIONS_SHOWN}}
-                }},
-                "runner": {"filter": runner_clause(fields)},
-                "counted": {"value_count": {"field": "counts.succeeded"}},
-                "states_succeeded": {"sum": {"field": "counts.succeeded"}},
-                "states_failed": {"sum": {"field": "counts.failed"}}
-            }
-        }}
-    });
+    let stats = body(
+        r#"{"size":0,"query":{"bool":{"filter":$0,"must_not":$1}},"aggs":{"jobs":{"terms":{"field":$2,"size":$3},"aggs":{"functions":{"terms":{"field":$4,"size":3}},"first_return":{"min":{"field":"@timestamp"}},"last_return":{"max":{"field":"@timestamp"}},"minions":{"cardinality":{"field":$5}},"failed":{"filter":$6,"aggs":{"minions":{"terms":{"field":$5,"size":$7}}}},"runner":{"filter":$8},"counted":{"value_count":{"field":"counts.succeeded"}},"states_succeeded":{"sum":{"field":"counts.succeeded"}},"states_failed":{"sum":{"field":"counts.failed"}}}}}}"#,
+        &[
+            Value::Array(filter),
+            json!(must_not),
+            json!(fields.jid),
+            json!(jids.len().max(1)),
+            json!(fields.fun),
+            json!(fields.minion),
+            failed_clause(fields),
+            json!(FAILED_MINIONS_SHOWN),
+            runner_clause(fields),
+        ],
+    );
     let PublishSearches { events, cache } = publish_searches(ctx, jids);
     JobDetailsSearches {
         stats: SearchRequest::new(&config.index_pattern, stats),
@@ -162,20 +157,17 @@ pub fn publish_searches(ctx: &QueryContext, jids: &[String]) -> PublishSearches 
     PublishSearches {
         events: SearchRequest::new(
             &config.event_index_pattern,
-            json!({
-                "size": tags.len().max(1),
-                "query": {"terms": {fields.tag.clone(): tags}},
-                "_source": ["tag", "data.fun", "data.arg", "data.tgt", "data.tgt_type",
-                            "data.user", "data.minions", "data.missing", "data._stamp"]
-            }),
+            body(
+                r#"{"size":$0,"query":{"terms":{$1:$2}},"_source":["tag","data.fun","data.arg","data.tgt","data.tgt_type","data.user","data.minions","data.missing","data._stamp"]}"#,
+                &[json!(tags.len().max(1)), json!(fields.tag), json!(tags)],
+            ),
         ),
         cache: SearchRequest::new(
             &config.job_cache_index,
-            json!({
-                "size": jids.len().max(1),
-                "query": {"ids": {"values": jids}},
-                "_source": ["jid", "load.fun", "load.arg", "load.tgt", "load.tgt_type", "load.user"]
-            }),
+            body(
+                r#"{"size":$0,"query":{"ids":{"values":$1}},"_source":["jid","load.fun","load.arg","load.tgt","load.tgt_type","load.user"]}"#,
+                &[json!(jids.len().max(1)), json!(jids)],
+            ),
         ),
     }
 }

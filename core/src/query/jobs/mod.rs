@@ -12,6 +12,7 @@ use serde_json::{json, Value};
 
 use super::filter::{failed_clause, JobFilter, OutcomeFilter};
 use super::histogram::{histogram_agg, parse_histogram, Histogram};
+use super::template::body;
 use super::QueryContext;
 use crate::engine::{EngineError, SearchRequest};
 use crate::model::PublishInfo;
@@ -201,37 +202,41 @@ pub fn job_list_searches(ctx: &QueryContext, request: &JobListRequest) -> JobLis
         Cursor::After(jid) => ("desc", Some(jid)),
         Cursor::Before(jid) => ("asc", Some(jid)),
     };
-    let mut composite = json!({
-        "size": fetch,
-        "sources": [{"jid": {"terms": {"field": fields.jid, "order": order}}}]
-    });
+    let mut page = body(
+        r#"{"size":0,"query":$0,"aggs":{"jobs":{"composite":{"size":$1,"sources":[{"jid":{"terms":{"field":$2,"order":$3}}}]},"aggs":{"failed":{"filter":$4}}}}}"#,
+        &[
+            query.clone(),
+            json!(fetch),
+            json!(fields.jid),
+            json!(order),
+            failed_clause(fields),
+        ],
+    );
     if let Some(after) = after {
-        composite["after"] = json!({"jid": after});
+        page["aggs"]["jobs"]["composite"]["after"] = json!({"jid": after});
     }
-    let page = json!({
-        "size": 0,
-        "query": query,
-        "aggs": {"jobs": {
-            "composite": composite,
-            "aggs": {"failed": {"filter": failed_clause(fields)}}
-        }}
-    });
     let bounds = filter.time.bounds(ctx.now_ms);
     // HyperLogLog++ at the engines' highest precision: near exact below
     // 40,000 jobs, not exact (11,739 for the 1M set's 11,742 jobs, OpenSearch
     // 3.8); beyond, within ~1 %. An exact count would page every jid.
-    let job_count = json!({"cardinality": {"field": fields.jid, "precision_threshold": 40000}});
-    let mut overview = json!({"size": 0, "track_total_hits": true, "query": query, "aggs": {
-        "histogram": histogram_agg(fields, bounds), "job_count": job_count
-    }});
+    let job_count = body(
+        r#"{"cardinality":{"field":$0,"precision_threshold":40000}}"#,
+        &[json!(fields.jid)],
+    );
+    let mut overview = body(
+        r#"{"size":0,"track_total_hits":true,"query":$0,"aggs":{"histogram":$1,"job_count":$2}}"#,
+        &[query, histogram_agg(fields, bounds), job_count.clone()],
+    );
     if filter.outcome == OutcomeFilter::AllSucceeded {
         // The jobs with no failure are all jobs less those with one; the
         // bars are of the returns that did not fail.
         let (aggs, failed) = (&mut overview["aggs"], failed_clause(fields));
         let bars = aggs["histogram"].take();
-        aggs["histogram"] =
-            json!({"filter": {"bool": {"must_not": [failed]}}, "aggs": {"histogram": bars}});
-        aggs["failed_jobs"] = json!({"filter": failed, "aggs": {"jobs": job_count}});
+        aggs["histogram"] = body(
+            r#"{"filter":{"bool":{"must_not":[$0]}},"aggs":{"histogram":$1}}"#,
+            &[failed.clone(), bars],
+        );
+        aggs["failed_jobs"] = body(r#"{"filter":$0,"aggs":{"jobs":$1}}"#, &[failed, job_count]);
     }
     // Suggestions: every function in the range, whatever function is asked.
     let unfiltered = JobFilter {
@@ -246,11 +251,10 @@ pub fn job_list_searches(ctx: &QueryContext, request: &JobListRequest) -> JobLis
         noisy: Vec::new(),
         ..ctx.clone()
     };
-    let suggestions = json!({
-        "size": 0,
-        "query": unfiltered.returns_query(&every_function),
-        "aggs": {"functions": {"terms": {"field": fields.fun, "size": 200}}}
-    });
+    let suggestions = body(
+        r#"{"size":0,"query":$0,"aggs":{"functions":{"terms":{"field":$1,"size":200}}}}"#,
+        &[unfiltered.returns_query(&every_function), json!(fields.fun)],
+    );
     JobListSearches {
         page: SearchRequest::new(&config.index_pattern, page),
         overview: SearchRequest::new(&config.index_pattern, overview),
