@@ -221,7 +221,7 @@ impl Histogram {
     pub fn zoom_range(&self, x0: f64, x1: f64, width: f64) -> (i64, i64) {
         let (a, b) = if x0 <= x1 { (x0, x1) } else { (x1, x0) };
         if b - a < 3.0 {
-            let t = self.time_at(a, width);
+            let t = self.time_at(a, width).min(self.to_ms - 1);
             let bucket = self
                 .buckets
                 .iter()
@@ -232,9 +232,11 @@ impl Histogram {
         (self.time_at(a, width), self.time_at(b, width))
     }
 
-    /// Bucket under `x`, for the hover label.
+    /// Bucket under `x`, for the hover label. The engine's extended bounds
+    /// may add an empty bucket that starts where the range ends: the
+    /// chart's right edge belongs to the bucket before it.
     pub fn bucket_at(&self, x: f64, width: f64) -> Option<&HistogramBucket> {
-        let t = self.time_at(x, width);
+        let t = self.time_at(x, width).min(self.to_ms - 1);
         self.buckets
             .iter()
             .find(|b| b.start_ms <= t && t < b.start_ms + self.interval_ms)
@@ -320,5 +322,22 @@ mod tests {
         // a drag selects what it covers, whichever way it went
         assert_eq!(h.zoom_range(200.0, 100.0, 300.0), (28_800_000, 57_600_000));
         assert_eq!(h.bucket_at(13.0, 300.0).unwrap().succeeded, 20);
+    }
+
+    #[test]
+    fn the_right_edge_is_the_last_bucket_of_the_range_not_the_one_after() {
+        // Extended bounds to the range's end add an empty bucket there.
+        let bucket = |start_ms| HistogramBucket {
+            start_ms,
+            ..HistogramBucket::default()
+        };
+        let h = Histogram {
+            interval_ms: 1_000,
+            from_ms: 0,
+            to_ms: 3_000,
+            buckets: vec![bucket(0), bucket(1_000), bucket(2_000), bucket(3_000)],
+        };
+        assert_eq!(h.bucket_at(300.0, 300.0).map(|b| b.start_ms), Some(2_000));
+        assert_eq!(h.zoom_range(299.0, 300.0, 300.0), (2_000, 3_000));
     }
 }
