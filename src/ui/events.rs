@@ -10,6 +10,7 @@ use saltscope_core::model::EventDoc;
 use saltscope_core::query::events::{EventCursor, EventFilter, EventsPage};
 use saltscope_core::query::filter::TimeRange;
 use saltscope_core::route::{link, param};
+use saltscope_core::text::counted;
 use saltscope_core::time::utc_timestamp;
 use saltscope_core::views;
 
@@ -167,7 +168,7 @@ fn PagedEvents(
         .as_ref()
         .map(|c| link::events(&filter, Some(c), false));
     view! {
-        <p class="count">{page.total.map(|t| format!("{t} events")).unwrap_or_default()}
+        <p class="count">{page.total.map(|t| counted(t, "event")).unwrap_or_default()}
             {cursor.map(|c| format!(" · older than {}", saltscope_core::time::iso_millis(c.stamp_ms)))}</p>
         <Notes notes=page.notes.clone()/>
         <EventTable events=page.events.clone()/>

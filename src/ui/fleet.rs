@@ -7,7 +7,7 @@ use std::sync::Arc;
 
 use saltscope_core::query::fleet::{FleetFilter, FleetMinion, FleetReport, FleetStatus};
 use saltscope_core::route::{link, param};
-use saltscope_core::text::fixed;
+use saltscope_core::text::{counted, fixed};
 use saltscope_core::time::{utc_millis, utc_timestamp};
 use saltscope_core::views;
 
@@ -98,7 +98,7 @@ fn FleetView(report: Arc<FleetReport>, filter: FleetFilter) -> impl IntoView {
             picked.minions.len(),
             s.label().to_ascii_lowercase()
         ),
-        None => format!("{total} minions"),
+        None => counted(total as u64, "minion"),
     };
     let hours = report.unreported_hours;
     view! {

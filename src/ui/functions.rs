@@ -3,7 +3,7 @@ use saltscope_core::model::Outcome;
 use saltscope_core::query::filter::JobFilter;
 use saltscope_core::query::functions::FunctionStats;
 use saltscope_core::route::{link, param};
-use saltscope_core::text::fixed;
+use saltscope_core::text::{counted, fixed};
 use saltscope_core::time::utc_millis;
 use saltscope_core::views;
 
@@ -94,7 +94,7 @@ pub fn FunctionPage(fun: String) -> impl IntoView {
             (Some(e), _) => view! { <ErrorPanel error=e retry=page.retry()/> }.into_any(),
             (_, None) => view! { <p class="loading">"Loading…"</p> }.into_any(),
             (_, Some(p)) => {
-                let summary = format!("{} minions, {} failing now", p.latest.len(), p.failing_now());
+                let summary = format!("{}, {} failing now", counted(p.latest.len() as u64, "minion"), p.failing_now());
                 let only = failing_only.get();
                 let rows = p.latest.iter().filter(|l| !only || l.outcome == Outcome::Failed).map(|l| {
                     view! { <tr><td><a href=link::minion(&l.minion)>{l.minion.clone()}</a></td><td>{latest_cell(l)}</td></tr> }

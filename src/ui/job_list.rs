@@ -261,7 +261,7 @@ fn job_row(job: JobSummary, expanded: RwSignal<HashSet<String>>) -> impl IntoVie
                 let targeted = publish
                     .minions
                     .as_ref()
-                    .map(|m| format!("{} minions: {}", m.len(), m.join(", ")))
+                    .map(|m| format!("{}: {}", counted(m.len() as u64, "minion"), m.join(", ")))
                     .unwrap_or_else(|| "unknown (no publish event)".into());
                 let unknown = (!publish.unknown_minions.is_empty()).then(|| {
                     format!(

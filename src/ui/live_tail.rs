@@ -16,7 +16,7 @@ use saltscope_core::query::tail::{
     TAIL_POLL_MS,
 };
 use saltscope_core::route::link;
-use saltscope_core::text::fixed;
+use saltscope_core::text::{counted, fixed};
 use saltscope_core::views;
 
 use super::error::{ErrorPanel, Notes};
@@ -172,7 +172,7 @@ pub fn LiveTail(page: Arc<EventsPage>, filter: EventFilter, live: Memo<bool>) ->
                 <button type="button" class="new-events" on:click=move |_| {
                     show_pending();
                     if let Some(h) = head.get_untracked() { h.scroll_into_view(); }
-                }>{format!("{n} new events")}</button>
+                }>{counted(n as u64, "new event")}</button>
             })
         }}
         <EventTable events=rows/>

@@ -3,6 +3,7 @@ use saltscope_core::model::Outcome;
 use saltscope_core::query::filter::JobFilter;
 use saltscope_core::query::minions::{LatestReturn, MinionSummary};
 use saltscope_core::route::{link, param};
+use saltscope_core::text::counted;
 use saltscope_core::time::{utc_millis, utc_timestamp};
 use saltscope_core::views;
 
@@ -36,7 +37,7 @@ pub fn MinionsPage() -> impl IntoView {
             (Some(e), _) => view! { <ErrorPanel error=e retry=page.retry()/> }.into_any(),
             (_, None) => view! { <p class="loading">"Loading minions…"</p> }.into_any(),
             (_, Some(p)) => {
-                let count = p.total_minions.map(|n| format!("{n} minions")).unwrap_or_default();
+                let count = p.total_minions.map(|n| counted(n, "minion")).unwrap_or_default();
                 let next = p.next_after.clone();
                 view! {
                     <p class="count">{count}</p>

@@ -4,7 +4,7 @@
 use leptos::prelude::*;
 use saltscope_core::query::timeline::{JobTimeline, TimelineEntry, TimelineKind};
 use saltscope_core::route::link;
-use saltscope_core::text::fixed;
+use saltscope_core::text::{counted, fixed};
 
 use super::visible::ShowMore;
 
@@ -20,7 +20,7 @@ pub fn Timeline(#[prop(into)] timeline: Signal<JobTimeline>) -> impl IntoView {
     let seconds = |ms: i64| format!("{} s", fixed(ms as f64 / 1000.0, 3));
     let summary = move || {
         timeline.with(|t| {
-            let mut parts = vec![format!("{} returns", t.returned)];
+            let mut parts = vec![counted(t.returned as u64, "return")];
             if let Some(m) = t.median_ms {
                 parts.push(format!("median {}", seconds(m)));
             }

@@ -355,7 +355,9 @@ pub fn parse_audit(
     };
     if let (Some(jobs @ 1..), Some(published)) = (returned_jobs, page.total) {
         page.notes.push(format!(
-            "{jobs} jobs returned in this range and {published} have a publish record. Only those are listed: a job run by salt-call on a minion, or while the master's events were not indexed, has none and is only in the job list"
+            "{} returned in this range and {published} {} a publish record. Only those are listed: a job run by salt-call on a minion, or while the master's events were not indexed, has none and is only in the job list",
+            crate::text::counted(jobs, "job"),
+            if published == 1 { "has" } else { "have" }
         ));
     }
     let raw = hits(&answer);

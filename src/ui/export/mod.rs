@@ -17,7 +17,7 @@ use saltscope_core::export::{
     file_name, Column, CsvOptions, ExportKind, ExportPlan, ExportSpec, ViewFilter,
 };
 use saltscope_core::sort;
-use saltscope_core::text::fixed;
+use saltscope_core::text::{counted, fixed};
 
 use super::error::ErrorPanel;
 use super::prefs::use_prefs;
@@ -256,7 +256,7 @@ pub fn ExportPanel(
                         <p class="export-cancelled">{format!("Cancelled after {rows} rows; no file was made.")}</p>
                     }.into_any(),
                     Status::Done { url, name, rows, notes, timing } => view! {
-                        <p class="export-done">{format!("{rows} rows. ")}
+                        <p class="export-done">{format!("{}. ", counted(rows, "row"))}
                             <a href=url download=name.clone() class="download">{format!("Download {name}")}</a></p>
                         <p class="export-timing">{timing}</p>
                         {(!notes.is_empty()).then(|| view! {
