@@ -166,6 +166,7 @@ pub fn short_line(text: &str) -> Option<String> {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use serde_json::json;
 
     #[test]
     fn one_of_a_noun_is_singular() {
@@ -173,7 +174,6 @@ mod tests {
         assert_eq!(counted(0, "return"), "0 returns");
         assert_eq!(counted(2_000, "published job"), "2000 published jobs");
     }
-    use serde_json::json;
 
     #[test]
     fn json_text_is_what_display_writes() {

@@ -216,27 +216,29 @@ impl Histogram {
         self.from_ms + (frac * self.span()).round() as i64
     }
 
+    /// The instant under `x` that a bucket holds. The engine's extended
+    /// bounds may add an empty bucket that starts where the range ends: the
+    /// chart's right edge belongs to the bucket before it.
+    fn instant_at(&self, x: f64, width: f64) -> i64 {
+        self.time_at(x, width).min(self.to_ms - 1)
+    }
+
     /// The range a drag from `x0` to `x1` selects (either direction). A
     /// click (no drag) selects the bucket under it.
     pub fn zoom_range(&self, x0: f64, x1: f64, width: f64) -> (i64, i64) {
         let (a, b) = if x0 <= x1 { (x0, x1) } else { (x1, x0) };
         if b - a < 3.0 {
-            let t = self.time_at(a, width).min(self.to_ms - 1);
-            let bucket = self
-                .buckets
-                .iter()
-                .find(|bk| bk.start_ms <= t && t < bk.start_ms + self.interval_ms);
-            let start = bucket.map(|bk| bk.start_ms).unwrap_or(t);
+            let start = self
+                .bucket_at(a, width)
+                .map_or_else(|| self.instant_at(a, width), |bk| bk.start_ms);
             return (start, start + self.interval_ms);
         }
         (self.time_at(a, width), self.time_at(b, width))
     }
 
-    /// Bucket under `x`, for the hover label. The engine's extended bounds
-    /// may add an empty bucket that starts where the range ends: the
-    /// chart's right edge belongs to the bucket before it.
+    /// Bucket under `x`, for the hover label and a click.
     pub fn bucket_at(&self, x: f64, width: f64) -> Option<&HistogramBucket> {
-        let t = self.time_at(x, width).min(self.to_ms - 1);
+        let t = self.instant_at(x, width);
         self.buckets
             .iter()
             .find(|b| b.start_ms <= t && t < b.start_ms + self.interval_ms)

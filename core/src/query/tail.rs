@@ -18,6 +18,7 @@ use super::template::body;
 use super::{hits, QueryContext};
 use crate::engine::{EngineError, SearchAnswer, SearchRequest};
 use crate::model::EventDoc;
+use crate::text::counted;
 
 /// How far back each poll looks before the newest event shown. A minute
 /// covers the engine's refresh (1 s), the returner's bulk and a queued
@@ -259,10 +260,8 @@ pub fn arrived(fresh: &[EventDoc], opened_ms: i64) -> usize {
 /// alone would stay as it was while the list grows.
 pub fn match_count(total: u64, received: u64) -> String {
     if received == 0 {
-        match total {
-            1 => "1 event matches".into(),
-            _ => format!("{total} events match"),
-        }
+        let verb = if total == 1 { "matches" } else { "match" };
+        format!("{} {verb}", counted(total, "event"))
     } else {
         format!(
             "{} events match: {total} when the page opened, {received} since",
