@@ -33,6 +33,19 @@ test('every view fits a 1,280-pixel window without scrolling sideways', async ()
   assert.deepEqual(errors.page, []);
 });
 
+test('at 1,280 px the job list\'s Target column keeps room for a minion\'s name', async () => {
+  // A list target has no space to wrap at: beside the runners' functions
+  // and the states' counts, the column once shrank to 62 px, one
+  // character a line for "db-02,offline-05 (list)".
+  const { page } = await b.newPage({ viewport: { width: 1280, height: 900 } });
+  await page.goto(url('/?time=all'));
+  const jobs = page.getByRole('table', { name: 'Jobs' });
+  await jobs.getByRole('cell').first().waitFor();
+  const { width } = await jobs.getByRole('columnheader', { name: 'Target' }).boundingBox();
+  assert.ok(width >= 110, `the Target column is ${width} px wide`);
+  assert.equal(await overflow(page), 0, 'the job list scrolls sideways at 1,280 px');
+});
+
 test('the job list\'s Details column is named for screen readers but not drawn', async () => {
   const { page } = await b.newPage();
   await page.goto(url('/'));

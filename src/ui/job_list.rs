@@ -7,7 +7,7 @@ use saltscope_core::query::filter::{JobFilter, TimeRange};
 use saltscope_core::query::jobs::{Cursor, JobListPage, JobListRequest, JobSummary};
 use saltscope_core::route::{link, param, JobListUrl, Refresh};
 use saltscope_core::text::counted;
-use saltscope_core::time::{jid_start_time, utc_millis};
+use saltscope_core::time::{jid_start_ms, utc_clock, utc_millis};
 use saltscope_core::views;
 
 use super::error::{ErrorPanel, Notes};
@@ -174,7 +174,7 @@ pub fn JobList(fixed_minion: Option<String>) -> impl IntoView {
         <div class="jobs-scroll">
             <table class="jobs" aria-label="Jobs" aria-busy=move || jobs.loading.get().to_string()>
                 <thead><tr>
-                    <th><span class="visually-hidden">"Details"</span></th><th>"Job"</th><th>"Started"</th><th>"Function"</th><th>"Arguments"</th><th>"Target"</th><th>"User"</th>
+                    <th><span class="visually-hidden">"Details"</span></th><th>"Job"</th><th>"Started (UTC)"</th><th>"Function"</th><th>"Arguments"</th><th>"Target"</th><th>"User"</th>
                     <th>"Returned"</th><th>"Succeeded"</th><th>"Failed"</th><th>"Missing"</th><th>"States"</th>
                 </tr></thead>
                 <tbody>
@@ -207,8 +207,11 @@ fn job_row(job: JobSummary, expanded: RwSignal<HashSet<String>>) -> impl IntoVie
     } else {
         "succeeded"
     };
-    let started = jid_start_time(&job.jid)
-        .or_else(|| job.first_return_ms.map(utc_millis))
+    // To the second: the jid beside it has the microseconds, and the target
+    // column the width.
+    let started = jid_start_ms(&job.jid)
+        .or(job.first_return_ms)
+        .map(utc_clock)
         .unwrap_or_default();
     let function = if job.runner {
         format!("{} (runner)", job.functions.join(", "))

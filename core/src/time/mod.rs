@@ -16,5 +16,6 @@ mod print;
 
 pub use parse::{parse_end, parse_utc, DateError, DateProblem};
 pub use print::{
-    iso_millis, iso_utc, jid, jid_start_ms, jid_start_time, time_of_day, utc_millis, utc_timestamp,
+    iso_millis, iso_utc, jid, jid_start_ms, jid_start_time, time_of_day, utc_clock, utc_millis,
+    utc_timestamp,
 };

@@ -27,6 +27,15 @@ pub fn utc_millis(ms: i64) -> String {
     }
 }
 
+/// Epoch milliseconds as `YYYY-MM-DD hh:mm:ss`, for a column whose header
+/// says UTC: the job list's, where every character is a column's width.
+pub fn utc_clock(ms: i64) -> String {
+    match DateTime::from_timestamp_millis(ms) {
+        Some(t) => date_and_clock(&t, ' '),
+        None => beyond_chrono(ms),
+    }
+}
+
 /// An ISO 8601 `@timestamp` shown as `YYYY-MM-DD hh:mm:ss UTC`; anything that
 /// does not parse is shown as it is, never dropped.
 pub fn utc_timestamp(raw: &str) -> String {
@@ -162,6 +171,7 @@ mod tests {
     fn epoch_millis_print_for_people_and_for_iso_8601() {
         assert_eq!(iso_millis(DEC_1_2026 + 123), "2026-12-01T00:00:00.123Z");
         assert_eq!(utc_millis(DEC_1_2026 + 123), "2026-12-01 00:00:00 UTC");
+        assert_eq!(utc_clock(DEC_1_2026 + 1_999), "2026-12-01 00:00:01");
         assert_eq!(iso_millis(i64::MAX), i64::MAX.to_string());
     }
 
