@@ -218,6 +218,20 @@ test('the minions view counts each minion and opens its job history', async () =
   assert.equal(cells[2], String(new Set(mine.map((d) => d.jid)).size), 'jobs');
   assert.equal(cells[3], String(mine.length), 'returns');
   assert.equal(cells[4], String(mine.filter(failedDoc).length), 'failed');
+  // A runner's return carries the master's id: no minion, unless a runner
+  // is asked for by name.
+  const minions = new Set(returns.filter((d) => !String(d.fun).startsWith('runner.')).map((d) => d.minion));
+  const masters = [...new Set(returns.filter((d) => String(d.fun).startsWith('runner.')).map((d) => d.minion))]
+    .filter((m) => !minions.has(m));
+  assert.ok(masters.length > 0, 'the real data has runner returns');
+  const table = page.getByRole('table');
+  for (const master of masters) {
+    assert.equal(await table.getByRole('link', { name: master, exact: true }).count(), 0, `${master} is listed as a minion`);
+  }
+  const runner = returns.find((d) => String(d.fun).startsWith('runner.'));
+  await page.goto(url(`/minions?fun=${runner.fun}&time=all`));
+  await page.getByRole('link', { name: runner.minion, exact: true }).waitFor();
+  await page.goBack();
   await row.getByRole('link', { name: 'db-02', exact: true }).click();
   await page.waitForURL(/\/minion\/db-02/);
   await page.getByRole('heading', { name: 'Minion db-02' }).waitFor();

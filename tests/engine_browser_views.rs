@@ -258,7 +258,8 @@ fn the_minions_view_counts_each_minions_returns_jobs_and_failures() {
     ))
     .unwrap();
     let mut want: BTreeMap<&str, (u64, BTreeSet<&str>, u64)> = BTreeMap::new();
-    for d in &docs {
+    // A runner's return carries the master's id, which names no minion.
+    for d in docs.iter().filter(|d| !d.fun.starts_with("runner.")) {
         let e = want.entry(&d.minion).or_default();
         e.0 += 1;
         e.1.insert(&d.jid);

@@ -6,7 +6,7 @@
 use crate::json::At;
 use serde_json::{json, Value};
 
-use super::filter::{failed_clause, JobFilter};
+use super::filter::{failed_clause, runner_clause, JobFilter};
 use super::template::body;
 use super::{FieldMap, QueryContext};
 use crate::engine::{EngineError, SearchAnswer, SearchRequest};
@@ -109,10 +109,21 @@ pub struct MinionPage {
 /// any size pages by name.
 pub fn minion_search(ctx: &QueryContext, filter: &JobFilter, after: Option<&str>) -> SearchRequest {
     let fields = &ctx.fields;
+    let mut query = filter.returns_query_by_return(ctx);
+    // A runner's return carries the master's id, which names no minion.
+    // Asked for by name, as noise is, a runner is shown.
+    if filter.functions.is_empty() {
+        if let Some(must_not) = query
+            .pointer_mut("/bool/must_not")
+            .and_then(Value::as_array_mut)
+        {
+            must_not.push(runner_clause(fields));
+        }
+    }
     let body = body(
         r#"{"size":0,"query":$0,"aggs":{"minions":{"composite":$1,"aggs":{"last_return":{"max":{"field":"@timestamp"}},"jobs":{"cardinality":{"field":$2}},"failed":{"filter":$3},"state_runs":{"filter":{"terms":{$4:$5}},"aggs":{"latest":$6}}}},"minion_count":{"cardinality":{"field":$7,"precision_threshold":40000}}}}"#,
         &[
-            filter.returns_query_by_return(ctx),
+            query,
             minion_composite(fields, after),
             json!(fields.jid),
             failed_clause(fields),
@@ -258,6 +269,24 @@ mod tests {
             .iter()
             .any(|f| f == "data.*.result"));
         assert!(!source.as_array().unwrap().iter().any(|f| f == "data"));
+    }
+
+    #[test]
+    fn the_masters_runners_are_no_minions_unless_asked_for() {
+        let ctx = QueryContext::at(0);
+        let leaves_out_runners = |filter: &JobFilter| {
+            let s = minion_search(&ctx, filter, None);
+            s.body["query"]["bool"]["must_not"]
+                .as_array()
+                .unwrap()
+                .contains(&runner_clause(&ctx.fields))
+        };
+        assert!(leaves_out_runners(&JobFilter::default()));
+        let asked = JobFilter {
+            functions: vec!["runner.manage.up".into()],
+            ..JobFilter::default()
+        };
+        assert!(!leaves_out_runners(&asked));
     }
 
     #[test]
