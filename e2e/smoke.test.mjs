@@ -29,3 +29,13 @@ test('deep link is served by the SPA fallback', async () => {
   await page.getByText('No return document holds this jid.').waitFor();
   errors.assertNone({ consoleOk: true });
 });
+
+test('an address whose id cannot be a jid says so, and waits for nothing', async () => {
+  const { page, errors } = await b.newPage();
+  for (const id of ['notajid', '99999999999999999999']) {
+    await page.goto(url(`/job/${id}`));
+    await page.getByText(`“${id}” is not a Salt job id: a jid is 20 digits, the time the job started (YYYYMMDDhhmmssffffff).`).waitFor();
+    assert.equal(await page.getByText(/Following this job live/).count(), 0);
+  }
+  errors.assertNone({ consoleOk: true });
+});

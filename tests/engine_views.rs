@@ -10,7 +10,7 @@ use saltscope_core::engine::native::block_on;
 use saltscope_core::engine::{msearch, send_json, EngineError, HttpRequest, SearchRequest};
 use saltscope_core::model::{HighstateSummary, Outcome, ReturnData, ReturnDoc};
 use saltscope_core::query::filter::JobFilter;
-use saltscope_core::query::job::{JobDetail, MissingReason};
+use saltscope_core::query::job::{FirstOutput, JobDetail, MissingReason};
 use saltscope_core::query::jobs::{Cursor, JobListPage, JobListRequest};
 use saltscope_core::views;
 use serde_json::json;
@@ -32,7 +32,13 @@ fn job_list_page(
 }
 
 fn job_page(engine: &common::TestEngine, jid: &str) -> JobDetail {
-    block_on(views::job(&engine.transport, &engine.ctx(), jid, true)).expect("job page")
+    block_on(views::job(
+        &engine.transport,
+        &engine.ctx(),
+        jid,
+        FirstOutput::First,
+    ))
+    .expect("job page")
 }
 
 fn returns_by_jid(engine: &common::TestEngine) -> BTreeMap<String, Vec<ReturnDoc>> {
@@ -135,7 +141,7 @@ fn a_multi_minion_state_apply_job_shows_every_minion_with_ordered_states_and_sal
         &engine.transport,
         &engine.ctx(),
         &job.jid,
-        false,
+        FirstOutput::Nothing,
     ))
     .expect("the job followed");
     assert!(
@@ -143,6 +149,28 @@ fn a_multi_minion_state_apply_job_shows_every_minion_with_ordered_states_and_sal
         "a follow fetches no output"
     );
     assert_eq!(progress.returns, detail.returns);
+    // A link naming the last minion: its output comes with the page, its
+    // return first, the others after it in their order.
+    let last = detail.returns.last().expect("returns");
+    let anchor = saltscope_core::route::link::minion_anchor(&last.minion);
+    let named = block_on(views::job(
+        &engine.transport,
+        &engine.ctx(),
+        &job.jid,
+        FirstOutput::Named(&anchor),
+    ))
+    .expect("the job, a minion named");
+    assert_eq!(named.returns[0], *last);
+    assert_eq!(named.returns.len(), detail.returns.len());
+    assert_eq!(
+        named.first_output.as_deref().map(|d| &d.minion),
+        Some(&last.minion)
+    );
+    assert!(!matches!(
+        named.first_output.as_deref().map(|d| &d.data),
+        Some(ReturnData::Unread) | None
+    ));
+    let mut job_total = HighstateSummary::default();
     let mut outcomes = BTreeSet::new();
     for summary in &detail.returns {
         assert_eq!(
@@ -168,6 +196,7 @@ fn a_multi_minion_state_apply_job_shows_every_minion_with_ordered_states_and_sal
         sorted.sort_unstable();
         assert_eq!(nums, sorted, "{} states in run order", ret.minion);
         let summary = HighstateSummary::of(&states.runs);
+        job_total.add(&summary);
         if let Some((succeeded, failed)) = ret.counts {
             assert_eq!(
                 (summary.succeeded, summary.failed),
@@ -192,6 +221,33 @@ fn a_multi_minion_state_apply_job_shows_every_minion_with_ordered_states_and_sal
         2,
         "outcomes differ per minion: some fail, some succeed"
     );
+    // The whole job's totals, counted in the engine's answers with only the
+    // fields they need, are the sum of every minion's.
+    let counted = block_on(views::job_states(
+        &engine.transport,
+        &engine.ctx(),
+        &job.jid,
+        &|_| true,
+    ))
+    .expect("the job's state totals");
+    assert_eq!(counted.end.read, job.returned);
+    assert_eq!(counted.end.stopped_short, None);
+    let counted = counted.summary.expect("states");
+    assert_eq!(
+        (
+            counted.succeeded,
+            counted.failed,
+            counted.changed,
+            counted.total
+        ),
+        (
+            job_total.succeeded,
+            job_total.failed,
+            job_total.changed,
+            job_total.total
+        )
+    );
+    assert!((counted.total_ms - job_total.total_ms).abs() < 1e-6);
 }
 
 #[test]

@@ -11,7 +11,7 @@ use crate::config::AppConfig;
 use crate::engine::{
     encode_component, msearch, send_json, EngineError, HttpRequest, ProductInfo, Transport,
 };
-use crate::model::{EventDoc, ReturnDoc};
+use crate::model::{EventDoc, HighstateSummary, ReturnData, ReturnDoc};
 use crate::query::audit::{
     audit_searches, parse_audit, AuditCursor, AuditFilter, AuditPage, AUDIT_PAGE_SIZE,
 };
@@ -27,8 +27,8 @@ use crate::query::fleet::{
 };
 use crate::query::functions::{functions_search, parse_functions, FunctionsPage};
 use crate::query::job::{
-    job_searches, parse_job, parse_return, parse_returns, return_search, returns_search, JobDetail,
-    ReturnsCursor, ReturnsPage,
+    job_searches, parse_job, parse_return, parse_returns, return_search, returns_search,
+    states_scan, FirstOutput, JobDetail, JobStates, ReturnsCursor, ReturnsPage,
 };
 use crate::query::jobs::{
     attach_details, job_details_searches, job_list_searches, parse_job_list, JobListPage,
@@ -121,16 +121,15 @@ pub async fn job_list<T: Transport>(
     Ok(page)
 }
 
-/// The job page (`get_jid`) in one round trip; `with_output`: the first
-/// return's data too (the page opening; its live follow has the outputs on
-/// screen already).
+/// The job page (`get_jid`) in one round trip, with one return's data:
+/// the first, or the one an address names (see [`FirstOutput`]).
 pub async fn job<T: Transport>(
     t: &T,
     ctx: &QueryContext,
     jid: &str,
-    with_output: bool,
+    output: FirstOutput<'_>,
 ) -> Result<JobDetail, EngineError> {
-    parse_job(jid, msearch(t, &job_searches(ctx, jid, with_output)).await?)
+    parse_job(jid, msearch(t, &job_searches(ctx, jid, output)).await?)
 }
 
 /// The job page's further returns, from `after` (a job on thousands of
@@ -144,6 +143,28 @@ pub async fn job_returns<T: Transport>(
     Ok(parse_returns(
         &msearch(t, &returns_search(ctx, jid, Some(after))).await??,
     ))
+}
+
+/// A job's state totals across all its minions (Salt's summary lines for
+/// the whole job), its state runs read a page at a time with only what the
+/// totals need: for a job of more minions than the page reads outputs of.
+pub async fn job_states<T: Transport>(
+    t: &T,
+    ctx: &QueryContext,
+    jid: &str,
+    progress: &dyn Fn(ScanProgress) -> bool,
+) -> Result<JobStates, EngineError> {
+    let mut summary: Option<HighstateSummary> = None;
+    let mut add = |hit: &Value| {
+        if let ReturnData::States(s) = ReturnDoc::read_hit(hit).data {
+            let runs = HighstateSummary::of(&s.runs);
+            summary
+                .get_or_insert_with(HighstateSummary::default)
+                .add(&runs);
+        }
+    };
+    let end = scan(t, ctx, &states_scan(ctx, jid), &mut add, progress).await?;
+    Ok(JobStates { summary, end })
 }
 
 /// One minion's return with its data (`_index`, `_id` as the job page read

@@ -162,6 +162,59 @@ test('a job on 2,000 minions: the totals of all, the minions in pages, no answer
   await assertBounded(`2,000 minions: ${await sections().count()} sections drawn`, big);
 });
 
+/** The job's returns straight from the engine: `body` merged into a search of them. */
+async function jobReturns(jid, body) {
+  const r = await fetch(`${ES_URL}/${PREFIX}-*/_search`, {
+    method: 'POST', headers: { 'content-type': 'application/json' },
+    body: JSON.stringify({ query: { bool: { filter: [{ term: { 'jid.keyword': jid } }, { exists: { field: 'minion' } }] } }, ...body }),
+  });
+  assert.equal(r.status, 200);
+  return (await r.json()).hits.hits;
+}
+
+test('a job on 2,000 minions: Salt\'s summary lines for the whole job, counted over every minion', async () => {
+  const big = await bigPage();
+  const { page } = big;
+  const job = jobs.wide_state_apply;
+  // The expected totals, as Salt's outputter counts them, from every return.
+  let succeeded = 0, failed = 0, changed = 0, total = 0;
+  const hits = await jobReturns(job.jid, { size: 10000, _source: ['data.*.result', 'data.*.changes'] });
+  assert.equal(hits.length, job.returns);
+  for (const h of hits) {
+    for (const s of Object.values(h._source.data || {})) {
+      if (!s || typeof s !== 'object' || !('result' in s)) continue;
+      total++;
+      if (s.result === false) failed++; else succeeded++;
+      const c = s.changes;
+      if (c && (typeof c !== 'object' || Object.keys(c).some((k) => k !== '_orig_key'))) changed++;
+    }
+  }
+  assert.ok(total > job.returns && failed > 0 && changed > 0, `${total} ${failed} ${changed}`);
+  await page.goto(url(`/job/${job.jid}`));
+  const totals = page.getByRole('region', { name: 'Totals' });
+  await totals.getByText(`Succeeded: ${succeeded} (changed=${changed}) · Failed: ${failed} · Total states run: ${total}`).waitFor({ timeout: 60000 });
+  await assertBounded('2,000 minions, the job\'s state totals', big);
+});
+
+test('a link to a minion far down a 2,000-minion job opens on that minion\'s output', async () => {
+  const big = await bigPage();
+  const { page } = big;
+  const job = jobs.wide_state_apply;
+  // The last minion by id: beyond the page's first 500 returns.
+  const [last] = await jobReturns(job.jid, { size: 1, _source: ['minion'], sort: [{ 'minion.keyword': 'desc' }] });
+  const minion = last._source.minion;
+  await page.goto(url(`/job/${job.jid}#minion-${minion}`));
+  const section = page.getByRole('region', { name: minion, exact: true });
+  await section.getByRole('table', { name: 'States' }).waitFor({ timeout: 60000 });
+  await eventually(async () => {
+    const top = await section.evaluate((el) => el.getBoundingClientRect().top);
+    return top >= -5 && top < 200;
+  }, `${minion}'s return at the top of the screen`);
+  // Listed once, however far the person pages.
+  assert.equal(await page.getByRole('region', { name: minion, exact: true }).count(), 1);
+  await assertBounded('2,000 minions, a link to the last', big);
+});
+
 for (const [table, path] of [['Jobs', (jid) => `/?jid=${jid}`], ['Audit trail', () => '/audit']]) {
   test(`the ${table} table shows a 2,000-name list target on one line, every name when opened`, async () => {
     const big = await bigPage();

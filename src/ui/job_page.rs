@@ -2,14 +2,17 @@ use std::collections::HashMap;
 use std::sync::Arc;
 
 use leptos::prelude::*;
+use saltscope_core::engine::EngineError;
 use saltscope_core::model::output::StateOutput;
 use saltscope_core::model::{
     is_state_function, Outcome, PublishInfo, PublishSource, ReturnData, ReturnDoc,
 };
 use saltscope_core::query::compare::{CompareRequest, RunRef};
 use saltscope_core::query::job::{
-    named_first, states_total, JobDetail, MissingMinion, MissingReason,
+    add_page, named_first, not_a_jid, states_total, FirstOutput, JobDetail, JobStates,
+    MissingMinion, MissingReason,
 };
+use saltscope_core::query::scan::ScanProgress;
 use saltscope_core::route::{link, StateView};
 use saltscope_core::time::{jid_start_time, utc_timestamp};
 use saltscope_core::views;
@@ -32,11 +35,18 @@ pub fn JobPage(jid: String) -> impl IntoView {
     // A new path draws a new page: the jid is fixed for this one.
     let jid = Signal::stored(jid);
     let view_as = Memo::new(move |_| query.with(|q| StateView::from_query(|k| q.get_str(k))));
+    // A link from another view names one minion's return: its data comes
+    // with the job, wherever it is among the job's pages of returns.
+    let named = super::location::named_id();
     let detail = use_view(
         "job",
         move || jid.get(),
-        |engine, jid| async move {
-            views::job(&engine.transport, &engine.context(None), &jid, true).await
+        move |engine, jid| {
+            let named = named.clone();
+            async move {
+                let output = FirstOutput::Named(&named);
+                views::job(&engine.transport, &engine.context(None), &jid, output).await
+            }
         },
     );
     view! {
@@ -87,16 +97,15 @@ const EAGER_MINIONS: usize = 20;
 fn JobView(job: Arc<JobDetail>, view_as: Memo<StateView>) -> impl IntoView {
     let started = jid_start_time(&job.jid).unwrap_or_default();
     // What a young job's live follow updates; the rest stays as it was.
-    // A link from another view names one minion's return: it comes first,
-    // so that nothing drawn later above it pushes it off the screen.
+    // The return a link names comes first (the core puts it there), so
+    // that nothing drawn later above it pushes it off the screen.
     let named = super::location::named_id();
     let returns = RwSignal::new(job.returns.clone());
-    returns.update(|r| named_first(r, &named));
     let counts = RwSignal::new((job.total_returns, job.outcomes()));
     let missing = RwSignal::new(job.missing.clone());
     let timeline = RwSignal::new(job.timeline.clone());
     let opened_ms = now_ms();
-    let following = RwSignal::new(job.still_running(opened_ms) || job.is_empty());
+    let following = RwSignal::new(job.worth_following(opened_ms, opened_ms));
     let empty = RwSignal::new(job.is_empty());
     let more = RwSignal::new(job.more.clone());
     let loading_more = RwSignal::new(false);
@@ -126,13 +135,14 @@ fn JobView(job: Arc<JobDetail>, view_as: Memo<StateView>) -> impl IntoView {
             spawn_local(async move {
                 let ctx = engine.context(None);
                 if let Ok(page) = views::job_returns(&engine.transport, &ctx, &jid, &after).await {
-                    returns.try_update(|r| r.extend(page.returns));
+                    returns.try_update(|r| add_page(r, page.returns));
                     more.try_set(page.more);
                 }
                 loading_more.try_set(false);
             });
         })
     };
+    let job_states = job_states(&job, eager, following);
     follow(jid.clone(), following, opened_ms, move |j: JobDetail| {
         empty.set(j.is_empty());
         // Only the first page is re-read: a job beyond it pages as before.
@@ -146,31 +156,34 @@ fn JobView(job: Arc<JobDetail>, view_as: Memo<StateView>) -> impl IntoView {
         timeline.set(j.timeline.clone());
     });
     let states_line = move || {
-        let total = counts.get().0;
-        loaded.with(|l| {
-            (l.len() as u64 == total)
-                .then(|| states_total(l.values().map(|d| d.as_ref())))
-                .flatten()
-                .map(|s| view! { <span class="state-totals">{s.lines().join(" · ")}</span> })
-        })
+        let lines = if eager {
+            let total = counts.get().0;
+            loaded.with(|l| {
+                (l.len() as u64 == total)
+                    .then(|| states_total(l.values().map(|d| d.as_ref())))
+                    .flatten()
+                    .map(|s| s.lines().to_vec())
+            })
+        } else {
+            job_states.get()
+        };
+        lines.map(|l| view! { <span class="state-totals">{l.join(" · ")}</span> })
     };
-    let chips = move || {
-        returns.with(|r| {
-            r.iter()
-                .take(sections.get())
-                .map(|r| {
-                    let class = format!("chip chip-{}", outcome_name(outcome_of(r, loaded)));
-                    let href = format!("#{}", link::minion_anchor(&r.minion));
-                    view! { <a class=class href=href>{r.minion.clone()}</a> }
-                })
-                .collect_view()
-        })
+    // The sections drawn (the chips are redrawn with them: a keyed list of
+    // chips cost 1.6 KB of wasm).
+    let drawn =
+        move || returns.with(|r| r.iter().take(sections.get()).cloned().collect::<Vec<_>>());
+    let chip = move |r: ReturnDoc| {
+        let class = format!("chip chip-{}", outcome_name(outcome_of(&r, loaded)));
+        let href = format!("#{}", link::minion_anchor(&r.minion));
+        view! { <a class=class href=href>{r.minion}</a> }
     };
     let unshown = move || returns.with(Vec::len).saturating_sub(sections.get());
     let total = move || counts.get().0;
     let succeeded = move || counts.get().1 .0;
     let failed = move || counts.get().1 .1;
     let any_failed = move || failed() > 0;
+    let jid_shown = job.jid.clone();
     view! {
         <PublishPanel publish=job.publish.clone() started=started/>
         {move || following.get().then(|| view! {
@@ -194,15 +207,17 @@ fn JobView(job: Arc<JobDetail>, view_as: Memo<StateView>) -> impl IntoView {
             {states_line}
         </section>
         <Notes notes=job.notes.clone()/>
-        {move || (total() == 0).then(|| view! { <p class="notice">"No return document holds this jid."</p> })}
+        {move || (total() == 0).then(|| {
+            let why = not_a_jid(&jid_shown).unwrap_or_else(|| "No return document holds this jid.".into());
+            view! { <p class="notice">{why}</p> }
+        })}
         <Timeline timeline=timeline/>
         <nav class="chips" aria-label="Minions">
-            {chips}
+            {move || drawn().into_iter().map(chip).collect_view()}
             {move || missing.with(|m| m.iter().take(SECTIONS_STEP).map(|m| view! { <span class="chip chip-missing">{m.minion.clone()}</span> }).collect_view())}
         </nav>
         <MissingList missing=missing following=following/>
-        <For each=move || returns.with(|r| r.iter().take(sections.get()).cloned().collect::<Vec<_>>())
-            key=|r| (r.index.clone(), r.id.clone()) let(summary)>
+        <For each=drawn key=|r| (r.index.clone(), r.id.clone()) let(summary)>
             <MinionReturn summary=summary eager=eager view_as=view_as loaded=loaded/>
         </For>
         {move || (unshown() > 0).then(|| view! {
@@ -246,15 +261,14 @@ fn follow(
                 let Some(Ok(engine)) = session.startup.get_untracked() else {
                     return;
                 };
+                let output = FirstOutput::Nothing;
                 let answer =
-                    views::job(&engine.transport, &engine.context(None), &jid, false).await;
+                    views::job(&engine.transport, &engine.context(None), &jid, output).await;
                 if !current() {
                     return;
                 }
                 if let Ok(j) = answer {
-                    let now = now_ms();
-                    let running =
-                        j.still_running(now) || (j.is_empty() && now - opened_ms < WAIT_FOR_NEW_MS);
+                    let running = j.worth_following(now_ms(), opened_ms);
                     update(j);
                     if !running {
                         following.set(false);
@@ -270,9 +284,51 @@ fn follow(
 
 /// How often a young job is asked for again.
 const FOLLOW_EVERY_MS: u64 = 2_000;
-/// How long a jid with nothing in the engine is waited for: a job just
-/// published (its jid fresh from the CLI) is searchable within seconds.
-const WAIT_FOR_NEW_MS: i64 = 30_000;
+
+/// The summary lines of a job with more minions than the page reads the
+/// outputs of at once: every state run counted in the engine once the job
+/// is done, with the progress meanwhile. `None` for a job of no states.
+fn job_states(
+    job: &JobDetail,
+    eager: bool,
+    following: RwSignal<bool>,
+) -> Signal<Option<Vec<String>>> {
+    let states = RwSignal::new(None::<Result<JobStates, EngineError>>);
+    let progress = RwSignal::new(None::<ScanProgress>);
+    let of_states = job.returns.iter().any(|r| is_state_function(&r.fun));
+    let started = StoredValue::new(eager || !of_states);
+    let session = super::use_session();
+    let jid = job.jid.clone();
+    Effect::new(move |_| {
+        if following.get() || started.get_value() {
+            return;
+        }
+        let Some(Ok(engine)) = session.startup.get_untracked() else {
+            return;
+        };
+        started.set_value(true);
+        progress.set(Some(ScanProgress::default()));
+        let jid = jid.clone();
+        spawn_local(async move {
+            // Gone with the page: the scan stops.
+            let on = |p: ScanProgress| progress.try_set(Some(p)).is_none();
+            let answer =
+                views::job_states(&engine.transport, &engine.context(None), &jid, &on).await;
+            states.try_set(Some(answer));
+        });
+    });
+    Signal::derive(move || match states.get() {
+        Some(Ok(s)) => s.lines(),
+        Some(Err(e)) => Some(vec![format!("State totals unavailable: {e}")]),
+        None => progress.get().map(|p| {
+            let of = p.total.map(|t| format!(" of {t}")).unwrap_or_default();
+            vec![format!(
+                "Counting the states… read {}{of} state runs",
+                p.read
+            )]
+        }),
+    })
+}
 
 #[component]
 fn PublishPanel(publish: Option<PublishInfo>, started: String) -> impl IntoView {
@@ -349,7 +405,10 @@ fn MinionReturn(
     let node = NodeRef::<leptos::html::Div>::new();
     // Setting it again would draw the body anew and fetch the output twice.
     if !eager {
-        when_near(node, move || load.set(true));
+        when_near(node, move || {
+            load.set(true);
+            false
+        });
     }
     let (index, id) = (summary.index.clone(), summary.id.clone());
     view! {

@@ -14,21 +14,22 @@ use wasm_bindgen::JsCast;
 use web_sys::{IntersectionObserver, IntersectionObserverEntry, IntersectionObserverInit};
 
 /// Calls `seen` each time the element comes within a screen's height of
-/// the viewport.
-pub fn when_near(node: NodeRef<Div>, seen: impl Fn() + 'static) {
-    let observer =
-        StoredValue::new_local(None::<(IntersectionObserver, Closure<dyn FnMut(js_sys::Array)>)>);
+/// the viewport, until `seen` answers `false`: a minion's section is drawn
+/// once, not anew each time it comes near again.
+pub fn when_near(node: NodeRef<Div>, seen: impl Fn() -> bool + 'static) {
+    type Watch = Closure<dyn FnMut(js_sys::Array, IntersectionObserver)>;
+    let observer = StoredValue::new_local(None::<(IntersectionObserver, Watch)>);
     let seen = std::rc::Rc::new(seen);
     Effect::new(move |_| {
         let Some(element) = node.get() else { return };
         let seen = seen.clone();
-        let callback = Closure::<dyn FnMut(js_sys::Array)>::new(move |entries: js_sys::Array| {
+        let callback = Watch::new(move |entries: js_sys::Array, me: IntersectionObserver| {
             let near = entries.iter().any(|e| {
                 e.dyn_into::<IntersectionObserverEntry>()
                     .is_ok_and(|e| e.is_intersecting())
             });
-            if near {
-                seen();
+            if near && !seen() {
+                me.disconnect();
             }
         });
         let init = IntersectionObserverInit::new();
@@ -142,7 +143,10 @@ pub fn ShowMore(
     more: Callback<()>,
 ) -> impl IntoView {
     let node = NodeRef::<Div>::new();
-    when_near(node, move || more.run(()));
+    when_near(node, move || {
+        more.run(());
+        true
+    });
     view! {
         <div class="show-more" node_ref=node>
             <button type="button" on:click=move |_| more.run(())>{label}</button>

@@ -128,6 +128,23 @@ impl ReturnDoc {
         doc
     }
 
+    /// This return as a page of the job's returns holds it: read again
+    /// without its data (one that came whole, to stand among them).
+    pub fn summary(&self) -> ReturnDoc {
+        let source = match &self.source {
+            Value::Object(fields) => Value::Object(
+                fields
+                    .iter()
+                    .filter(|(k, _)| *k != "data")
+                    .map(|(k, v)| (k.clone(), v.clone()))
+                    .collect(),
+            ),
+            other => other.clone(),
+        };
+        let hit = serde_json::json!({"_index": self.index, "_id": self.id, "_source": source});
+        ReturnDoc::summary_from_hit(&hit)
+    }
+
     /// Reads one search hit (`_index`, `_id`, `_source`), keeping the
     /// document for the raw view. A field the engine's answer held too deep
     /// to read is its raw JSON text, with a note.

@@ -12,6 +12,7 @@ use serde_json::Value;
 
 use super::filter::failed_clause;
 use super::jobs::soft;
+use super::scan::{Scan, ScanEnd};
 use super::timeline::{JobTimeline, TimelineKind};
 use super::{hits, returns_filter, template, total_hits, QueryContext};
 use crate::engine::{EngineError, SearchRequest};
@@ -27,6 +28,23 @@ pub const JOB_RETURNS_PAGE: usize = 500;
 /// The most `ret` events and returned minions one request counts (the
 /// engines' default `index.max_result_window`).
 pub const MAX_RETURNS: usize = 10_000;
+
+/// How long a jid with nothing in the engine is waited for.
+pub const WAIT_FOR_NEW_MS: i64 = 30_000;
+/// How far a fresh jid's time may lie from the browser's clock: a master
+/// writes jids in its own time zone.
+const JID_CLOCK_SLACK_MS: i64 = 26 * 3_600_000;
+
+/// Why `jid` cannot be a Salt job id, for the page that finds nothing
+/// under it: `None` for a jid (20 digits, the job's start time,
+/// `YYYYMMDDhhmmssffffff`, with `_<pid>` under `unique_jid`).
+pub fn not_a_jid(jid: &str) -> Option<String> {
+    crate::time::jid_start_ms(jid).is_none().then(|| {
+        format!(
+            "“{jid}” is not a Salt job id: a jid is 20 digits, the time the job started (YYYYMMDDhhmmssffffff)."
+        )
+    })
+}
 
 /// A minion the job should have heard from that has no return document.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -138,6 +156,19 @@ impl JobDetail {
         })
     }
 
+    /// Worth asking for again, `now_ms`, on a page opened at `opened_ms`:
+    /// still running, or nothing of it in the engine yet though its jid is
+    /// fresh (a jid from the CLI is searchable a second or two after
+    /// publish) and the page has waited less than [`WAIT_FOR_NEW_MS`]. A
+    /// jid that is no jid, or is days old, is not waited for.
+    pub fn worth_following(&self, now_ms: i64, opened_ms: i64) -> bool {
+        // A master's jid is its local time (`utc_jid: False`): a day either way.
+        let fresh = crate::time::jid_start_ms(&self.jid)
+            .is_some_and(|t| (now_ms - t).abs() < JID_CLOCK_SLACK_MS);
+        self.still_running(now_ms)
+            || (self.is_empty() && fresh && now_ms - opened_ms < WAIT_FOR_NEW_MS)
+    }
+
     /// Nothing of the job is in the engine yet: no return, no publish data
     /// (a job just published is searchable a second or two later).
     pub fn is_empty(&self) -> bool {
@@ -167,6 +198,28 @@ pub fn named_first(returns: &mut [ReturnDoc], anchor: &str) {
     }
 }
 
+/// The return whose data came with the job first among `returns`, the
+/// others keeping their order; read without its data and put there when
+/// it lies beyond this page (a minion an address names).
+fn output_first(returns: &mut Vec<ReturnDoc>, doc: &ReturnDoc) {
+    match returns
+        .iter()
+        .position(|r| r.index == doc.index && r.id == doc.id)
+    {
+        Some(at) => returns[..=at].rotate_right(1),
+        None => returns.insert(0, doc.summary()),
+    }
+}
+
+/// `page` after `returns`, but for the one already there: the return an
+/// address named, read ahead of its page and put first.
+pub fn add_page(returns: &mut Vec<ReturnDoc>, mut page: Vec<ReturnDoc>) {
+    if let Some(first) = returns.first() {
+        page.retain(|r| r.index != first.index || r.id != first.id);
+    }
+    returns.extend(page);
+}
+
 /// The summed state summary of the state returns among `returns` whose
 /// data is read; `None` while any is unread or none holds states.
 pub fn states_total<'a>(
@@ -183,6 +236,35 @@ pub fn states_total<'a>(
         }
     }
     states
+}
+
+/// Every state run of a job, for its totals when there are too many
+/// minions to read each one's output: only the fields the totals count.
+pub fn states_scan(ctx: &QueryContext, jid: &str) -> Scan {
+    let SearchRequest { mut body, .. } = returns_search(ctx, jid, None);
+    Scan {
+        query: body["query"].take(),
+        source: vec!["data.*.result", "data.*.changes", "data.*.duration"],
+        limit: MAX_RETURNS as u64,
+    }
+}
+
+/// A job's state totals across all its minions.
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct JobStates {
+    /// `None` when no return holds states.
+    pub summary: Option<HighstateSummary>,
+    /// How many returns were read, and why it stopped short if it did.
+    pub end: ScanEnd,
+}
+
+impl JobStates {
+    /// Salt's summary lines, and what they cover when short of the job.
+    pub fn lines(&self) -> Option<Vec<String>> {
+        let mut lines = self.summary.as_ref()?.lines().to_vec();
+        lines.extend(self.end.stopped_short.clone());
+        Some(lines)
+    }
 }
 
 crate::search_bundle! {
@@ -228,17 +310,53 @@ pub fn returns_search(
     SearchRequest::new(&config.index_pattern, body)
 }
 
-/// The first return of [`returns_search`]'s order, with its data: one
-/// return's output, as large as [`return_search`] would fetch it (none
-/// with `with_output` false).
-fn first_output_search(ctx: &QueryContext, jid: &str, with_output: bool) -> SearchRequest {
+/// Which return's data comes with the job page's one round trip.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum FirstOutput<'a> {
+    /// None: the live follow, whose outputs are on screen.
+    Nothing,
+    /// The first return by minion id.
+    First,
+    /// The return of the minion an address names (`#minion-…`, a link from
+    /// another view), however far down the job's pages it is; the first
+    /// when the anchor names nobody.
+    Named(&'a str),
+}
+
+/// One return of [`returns_search`]'s order, with its data (see
+/// [`FirstOutput`]): one return's output, as large as [`return_search`]
+/// would fetch it.
+fn first_output_search(ctx: &QueryContext, jid: &str, output: FirstOutput) -> SearchRequest {
     let SearchRequest { index, mut body } = returns_search(ctx, jid, None);
+    let mut query = body["query"].take();
+    if let (FirstOutput::Named(anchor), Some(filter)) = (output, query.pointer_mut("/bool/filter"))
+    {
+        if let (Some(clause), Some(filter)) = (
+            anchor_clause(&ctx.fields.minion, anchor),
+            filter.as_array_mut(),
+        ) {
+            filter.push(clause);
+        }
+    }
     let body = json!({
-        "size": u8::from(with_output),
-        "query": body["query"].take(),
+        "size": u8::from(output != FirstOutput::Nothing),
+        "query": query,
         "sort": body["sort"].take()
     });
     SearchRequest { index, body }
+}
+
+/// The minions whose [`link::minion_anchor`](crate::route::link::minion_anchor)
+/// is `anchor`: the anchor keeps a minion id's letters, digits, `-`, `.`
+/// and `_` and writes `_` for the rest, so each `_` may stand for any one
+/// character. `None` for an anchor that names no minion.
+fn anchor_clause(minion_field: &str, anchor: &str) -> Option<Value> {
+    let id = anchor.strip_prefix("minion-").filter(|id| !id.is_empty())?;
+    Some(if id.contains('_') {
+        json!({"wildcard": {minion_field: {"value": id.replace('_', "?")}}})
+    } else {
+        json!({"term": {minion_field: id}})
+    })
 }
 
 /// One return with its data, by where it is (`_index`, `_id`).
@@ -274,13 +392,12 @@ pub fn parse_returns(answer: &Value) -> ReturnsPage {
     ReturnsPage { returns, more }
 }
 
-/// The job page's searches; `with_output`: the first return's data too (the
-/// page opening, not its live follow, whose outputs are on screen).
-pub fn job_searches(ctx: &QueryContext, jid: &str, with_output: bool) -> JobSearches {
+/// The job page's searches, with one return's data (see [`FirstOutput`]).
+pub fn job_searches(ctx: &QueryContext, jid: &str, output: FirstOutput) -> JobSearches {
     let (config, fields) = (&ctx.config, &ctx.fields);
     JobSearches {
         returns: returns_search(ctx, jid, None),
-        first_output: first_output_search(ctx, jid, with_output),
+        first_output: first_output_search(ctx, jid, output),
         publish_event: SearchRequest::new(
             &config.event_index_pattern,
             json!({"size": 1, "query": {"term": {fields.tag.clone(): format!("salt/job/{jid}/new")}}}),
@@ -319,7 +436,10 @@ pub fn parse_job(jid: &str, answers: JobAnswers) -> Result<JobDetail, EngineErro
     let events_answer = soft(answers.job_events, "job events", &mut notes);
     let job_cache_answer = soft(answers.job_cache, "job cache", &mut notes);
 
-    let ReturnsPage { returns, more } = parse_returns(&returns_answer);
+    let ReturnsPage { mut returns, more } = parse_returns(&returns_answer);
+    if let Some(doc) = &first_output {
+        output_first(&mut returns, doc);
+    }
     let total_returns = total_hits(&returns_answer).unwrap_or(returns.len() as u64);
     let failed_returns = returns_answer
         .at("/aggregations/failed/doc_count")

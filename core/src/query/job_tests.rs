@@ -96,7 +96,7 @@ fn a_job_whose_return_events_were_rejected_says_why_the_timeline_is_short() {
 
 #[test]
 fn the_job_searches_filter_on_the_jid_and_ask_for_every_return() {
-    let s = job_searches(&QueryContext::at(0), "7", true);
+    let s = job_searches(&QueryContext::at(0), "7", FirstOutput::First);
     assert_eq!(
         s.returns.body["query"]["bool"]["filter"][1]["term"]["jid.keyword"],
         "7"
@@ -119,7 +119,7 @@ fn the_job_searches_filter_on_the_jid_and_ask_for_every_return() {
         assert!(s.first_output.body.get(key).is_none(), "{key}");
     }
     // Following the job, the outputs on screen are not fetched again.
-    let again = job_searches(&QueryContext::at(0), "7", false);
+    let again = job_searches(&QueryContext::at(0), "7", FirstOutput::Nothing);
     assert_eq!(again.first_output.body["size"], 0);
 }
 
@@ -296,4 +296,75 @@ fn the_minion_an_address_names_comes_first_and_the_rest_keep_their_order() {
     assert_eq!(order(&returns), ["web02.prod", "db-02", "web01"]);
     named_first(&mut returns, "");
     assert_eq!(order(&returns), ["web02.prod", "db-02", "web01"]);
+}
+
+#[test]
+fn the_minion_a_link_names_comes_with_its_output_however_far_down_the_job() {
+    let s = job_searches(
+        &QueryContext::at(0),
+        "7",
+        FirstOutput::Named("minion-web0404.prod"),
+    );
+    let filter = &s.first_output.body["query"]["bool"]["filter"];
+    assert_eq!(
+        filter.as_array().and_then(|f| f.last()),
+        Some(&json!({"term": {"minion.keyword": "web0404.prod"}}))
+    );
+    assert_eq!(s.first_output.body["size"], 1);
+    // An anchor's `_` stood for any character the id could not keep.
+    let odd = job_searches(&QueryContext::at(0), "7", FirstOutput::Named("minion-a_b"));
+    assert_eq!(
+        odd.first_output.body["query"]["bool"]["filter"]
+            .as_array()
+            .and_then(|f| f.last()),
+        Some(&json!({"wildcard": {"minion.keyword": {"value": "a?b"}}}))
+    );
+    // Naming nobody: the first return, as without a name.
+    let nobody = job_searches(&QueryContext::at(0), "7", FirstOutput::Named(""));
+    let first = job_searches(&QueryContext::at(0), "7", FirstOutput::First);
+    assert_eq!(nobody.first_output, first.first_output);
+
+    // Beyond the first page: read without its data, put first, and not
+    // listed twice when its page comes.
+    let page = json!({"hits": {"total": {"value": 3}, "hits": [ret("a", true), ret("b", false)]}});
+    let answers = JobAnswers {
+        first_output: Ok(json!({"hits": {"hits": [ret("z", true)]}})),
+        ..answers_with(Ok(page))
+    };
+    let job = parse_job("7", answers).unwrap();
+    let minions = |r: &[ReturnDoc]| r.iter().map(|r| r.minion.clone()).collect::<Vec<_>>();
+    assert_eq!(minions(&job.returns), ["z", "a", "b"]);
+    assert_eq!(job.returns[0].data, ReturnData::Unread);
+    assert!(job.returns[0].source.get("data").is_none());
+    assert_eq!(job.returns[0].fun, "state.apply");
+    assert!(
+        job.returns[0].notes.is_empty(),
+        "{:?}",
+        job.returns[0].notes
+    );
+    let mut returns = job.returns.clone();
+    let next = parse_returns(&json!({"hits": {"hits": [ret("y", true), ret("z", true)]}}));
+    add_page(&mut returns, next.returns);
+    assert_eq!(minions(&returns), ["z", "a", "b", "y"]);
+}
+
+#[test]
+fn an_id_that_cannot_be_a_jid_is_said_so_and_not_waited_for() {
+    assert_eq!(not_a_jid("20261206182700000102"), None);
+    assert_eq!(not_a_jid("20261206182700000102_4242"), None);
+    for bad in ["notajid", "99999999999999999999", "2026120618270000010"] {
+        let why = not_a_jid(bad).expect(bad);
+        assert!(why.contains(bad) && why.contains("20 digits"), "{why}");
+    }
+    let empty =
+        |jid: &str| parse_job(jid, answers_with(Ok(json!({"hits": {"hits": []}})))).unwrap();
+    let now = crate::time::jid_start_ms("20261206182700000102").unwrap();
+    // A fresh jid with nothing yet: waited for a while, then not.
+    let fresh = empty("20261206182700000102");
+    assert!(fresh.worth_following(now + 1_000, now));
+    let later = now + TARGETS_WAIT_MS.max(WAIT_FOR_NEW_MS) + 1;
+    assert!(!fresh.worth_following(later, now));
+    // No jid, or one from last month: not waited for at all.
+    assert!(!empty("notajid").worth_following(now, now));
+    assert!(!empty("20261106182700000102").worth_following(now, now));
 }

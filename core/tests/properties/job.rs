@@ -5,7 +5,9 @@ use proptest::collection::vec;
 use proptest::prelude::*;
 use saltscope_core::engine::{read_msearch, Reply};
 use saltscope_core::model::{Outcome, ReturnData, ReturnDoc};
-use saltscope_core::query::job::{job_searches, parse_job, parse_return, return_search};
+use saltscope_core::query::job::{
+    job_searches, parse_job, parse_return, return_search, FirstOutput,
+};
 use saltscope_core::query::QueryContext;
 use serde_json::{json, Value};
 
@@ -56,8 +58,11 @@ fn a_minion_whose_return_is_nested_200_levels_deep_leaves_the_others_of_its_job_
         ret(minions[2], states()),
     ];
     let reply = job_reply(&returns, &minions);
-    let answers = read_msearch(&job_searches(&QueryContext::at(0), JID, true), &reply)
-        .expect("the reply itself reads");
+    let answers = read_msearch(
+        &job_searches(&QueryContext::at(0), JID, FirstOutput::First),
+        &reply,
+    )
+    .expect("the reply itself reads");
     let job = parse_job(JID, answers).expect("the job page shows");
     let shown: Vec<&str> = job.returns.iter().map(|r| r.minion.as_str()).collect();
     assert_eq!(shown, minions);
@@ -123,7 +128,7 @@ proptest! {
             .map(|(i, m)| ret(m, if i == which { nest(depth, leaf.clone(), objects) } else { states() }))
             .collect();
         let reply = job_reply(&returns, &minions);
-        let answers = read_msearch(&job_searches(&QueryContext::at(0), JID, true), &reply)
+        let answers = read_msearch(&job_searches(&QueryContext::at(0), JID, FirstOutput::First), &reply)
             .expect("the reply itself reads");
         let job = parse_job(JID, answers).expect("the job page shows");
         let shown: Vec<&str> = job.returns.iter().map(|r| r.minion.as_str()).collect();
