@@ -6,7 +6,7 @@
 // computed here from the engine's documents, independently of the Rust code.
 import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
-import { openBrowser, url, readManifest } from './harness.mjs';
+import { openBrowser, url, readManifest, eventually } from './harness.mjs';
 
 const ES_URL = (process.env.ES_URL || 'http://127.0.0.1:9250').replace(/\/+$/, '');
 const STATE_FUNS = ['state.apply', 'state.highstate', 'state.sls'];
@@ -54,6 +54,30 @@ test('"Compare with the previous run" on a job page: the state that started fail
   await runs.getByRole('link', { name: new RegExp(`${drift(1)} on saltcall-plain`) }).waitFor();
   await runs.getByRole('link', { name: new RegExp(`${drift(2)} on saltcall-plain`) }).waitFor();
   assert.equal(await runs.getByRole('link', { name: new RegExp(drift(3)) }).count(), 0);
+  // The form says what the comparison calls A and B: the run asked for is B.
+  const form = page.getByRole('search', { name: 'Runs' });
+  await eventually(async () => (await form.getByLabel('Run A').inputValue()) === `${drift(1)}:saltcall-plain.example.net`,
+    'Run A holds the earlier run');
+  assert.equal(await form.getByLabel('Run B').inputValue(), `${drift(2)}:saltcall-plain.example.net`);
+  errors.assertNone();
+});
+
+test('a minion\'s first state run has nothing before it: said so, nothing to retry', async () => {
+  const { page, errors } = await b.newPage();
+  const firsts = new Map();
+  for (const d of stateRuns) {
+    const seen = firsts.get(d.minion);
+    if (!seen || d['@timestamp'] < seen['@timestamp']) firsts.set(d.minion, d);
+  }
+  const first = firsts.get('saltcall-plain.example.net');
+  assert.ok(first, 'saltcall-plain has state runs');
+  await page.goto(url(`/compare?a=${first.jid}:${first.minion}`));
+  await page.getByRole('status').getByText(`This is the first state run of ${first.minion} in the engine (job ${first.jid}): there is no earlier run to compare it with.`).waitFor();
+  assert.equal(await page.getByRole('button', { name: 'Retry' }).count(), 0);
+  assert.equal(await page.getByRole('alert').count(), 0);
+  const form = page.getByRole('search', { name: 'Runs' });
+  assert.equal(await form.getByLabel('Run B').inputValue(), `${first.jid}:${first.minion}`);
+  assert.equal(await form.getByLabel('Run A').inputValue(), '');
   errors.assertNone();
 });
 

@@ -337,7 +337,7 @@ pub async fn compare<T: Transport>(
 ) -> Result<RunComparison, EngineError> {
     let not_found = |r: &crate::query::compare::RunRef| {
         let r = r.clone();
-        move || format!("no return of job {} from minion {}", r.jid, r.minion)
+        move || format!("No return of job {} from minion {}.", r.jid, r.minion)
     };
     let (a, b) = msearch(
         t,
@@ -355,7 +355,7 @@ pub async fn compare<T: Transport>(
             let answer = msearch(t, &previous_run_search(ctx, &a.minion, &before)).await?;
             parse_run(answer, || {
                 format!(
-                    "{} has no state run before job {}: nothing to compare with",
+                    "This is the first state run of {} in the engine (job {}): there is no earlier run to compare it with.",
                     a.minion, a.jid
                 )
             })?

@@ -4,6 +4,7 @@ use std::sync::Arc;
 
 use leptos::html::Input;
 use leptos::prelude::*;
+use saltscope_core::engine::EngineError;
 use saltscope_core::model::{ReturnDoc, StateRun};
 use saltscope_core::parts::ListParts;
 use saltscope_core::query::compare::{
@@ -42,7 +43,11 @@ pub fn ComparePage() -> impl IntoView {
     let (a, b) = (NodeRef::<Input>::new(), NodeRef::<Input>::new());
     let apply = UnsyncCallback::new(move |()| {
         let v = |r: NodeRef<Input>| r.get_untracked().map(|e| e.value()).unwrap_or_default();
-        let (a, b) = (v(a), v(b));
+        let (mut a, mut b) = (v(a), v(b));
+        // B alone: B and the run before it, which the address names as `a`.
+        if a.trim().is_empty() {
+            std::mem::swap(&mut a, &mut b);
+        }
         let read = CompareRequest::from_query(|k| match k {
             "a" => Some(a.as_str()),
             "b" => Some(b.as_str()),
@@ -52,21 +57,36 @@ pub fn ComparePage() -> impl IntoView {
             navigate(&link::compare(&next), NavigateOptions::default());
         }
     });
+    // The fields say what the comparison calls A and B: with one run named,
+    // it is B and A the run before it, once read.
     let current = move |side: Side| {
-        request.get().ok().and_then(|r| match side {
-            Side::A => Some(r.a.to_param()),
-            Side::B => r.b.map(|b| b.to_param()),
-        })
+        let r = request.get().ok()?;
+        match (side, r.b) {
+            (Side::A, Some(_)) => Some(r.a.to_param()),
+            (Side::B, Some(b)) => Some(b.to_param()),
+            (Side::A, None) => comparison.ok().and_then(|c| {
+                c.as_ref().as_ref().map(|c| {
+                    let previous = RunRef {
+                        jid: c.a.jid.clone(),
+                        minion: c.a.minion.clone(),
+                    };
+                    previous.to_param()
+                })
+            }),
+            (Side::B, None) => Some(r.a.to_param()),
+        }
     };
     view! {
         <h1>"Compare state runs"</h1>
         <form class="filter-bar" role="search" aria-label="Runs" on:submit=move |ev| { ev.prevent_default(); apply.run(()); }>
-            <label>"Run A " <input node_ref=a name="a" placeholder="<jid>:<minion>" prop:value=move || current(Side::A).unwrap_or_default()/></label>
-            <label>"Run B " <input node_ref=b name="b" placeholder="empty: A's previous run" prop:value=move || current(Side::B).unwrap_or_default()/></label>
+            <label class="wide">"Run A " <input node_ref=a name="a" placeholder="empty: B's previous run" prop:value=move || current(Side::A).unwrap_or_default()/></label>
+            <label class="wide">"Run B " <input node_ref=b name="b" placeholder="<jid>:<minion>" prop:value=move || current(Side::B).unwrap_or_default()/></label>
             <button type="submit">"Compare"</button>
         </form>
         {move || request.get().err().map(|e| view! { <p class="notice" role="alert">{e}</p> })}
         {move || match (comparison.error(), comparison.ok()) {
+            // No such run, or none before it: said, nothing to retry.
+            (Some(EngineError::NotFound { what }), _) => view! { <p class="notice" role="status">{what}</p> }.into_any(),
             (Some(e), _) => view! { <ErrorPanel error=e retry=comparison.retry()/> }.into_any(),
             (_, None) => view! { <p class="loading">"Reading both runs…"</p> }.into_any(),
             (_, Some(c)) => match &*c {
