@@ -154,3 +154,21 @@ test('BASE_URL is served by the same constant policy', async () => {
   const r = await request(BASE_URL + '/');
   assert.equal(r.headers['content-security-policy'], CSP);
 });
+
+test('a path nginx cannot take (a %00) is the app with its 400, not nginx\'s bare page', async () => {
+  const raw = await request(`${BASE_URL}/minion/%00`);
+  assert.equal(raw.status, 400);
+  assert.equal(raw.headers['content-security-policy'], CSP);
+  const b = await openBrowser();
+  try {
+    const { page, errors } = await b.newPage();
+    errors.ignore(/400/);
+    const r = await page.goto(url('/minion/%00'));
+    assert.equal(r.status(), 400);
+    await page.getByRole('banner').getByRole('link', { name: 'Saltscope' }).waitFor();
+    await page.getByRole('heading', { name: /^Minion/, level: 1 }).waitFor();
+    errors.assertNone();
+  } finally {
+    await b.close();
+  }
+});
