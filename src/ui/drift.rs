@@ -6,6 +6,7 @@ use leptos::html::Input;
 use leptos::prelude::*;
 use saltscope_core::query::drift::{DriftFilter, DriftReport, DriftingState};
 use saltscope_core::route::link;
+use saltscope_core::text::counted;
 use saltscope_core::views;
 
 use super::error::{ErrorPanel, Notes};
@@ -72,11 +73,11 @@ pub fn DriftPage() -> impl IntoView {
 #[component]
 fn Drifting(report: Arc<DriftReport>, filter: DriftFilter) -> impl IntoView {
     let count = format!(
-        "{} states changed in at least {} of the last {} state runs, over {} minions ({} with fewer runs than that)",
-        report.states.len(),
+        "{} changed in at least {} of the last {}, over {} ({} with fewer runs than that)",
+        counted(report.states.len() as u64, "state"),
         filter.changed_in,
-        filter.runs,
-        report.minions,
+        counted(u64::from(filter.runs), "state run"),
+        counted(report.minions, "minion"),
         report.too_few_runs
     );
     view! {
