@@ -93,3 +93,38 @@ test('at 1,024 px the job list\'s header stays on screen as the list scrolls dow
   assert.ok(box.y >= 0 && box.y + box.height <= 800, `the "Job" header is off screen: ${JSON.stringify(box)}`);
   assert.equal(await overflow(page), 0, 'the page scrolls sideways at 1,024 px');
 });
+
+/** How many lines each cell's text takes, the cells a locator names. */
+const linesOf = (cells) => cells.evaluateAll((tds) => tds.map((td) => {
+  const range = document.createRange();
+  range.selectNodeContents(td);
+  const tops = new Set([...range.getClientRects()].filter((r) => r.width > 0).map((r) => Math.round(r.top)));
+  return { text: td.innerText, lines: tops.size };
+}));
+
+test('at 1,024 px the failure patterns break no function name or time mid-word', async () => {
+  const { page } = await b.newPage({ viewport: { width: 1024, height: 800 } });
+  await page.goto(url('/failures?time=all'));
+  const table = page.getByRole('table', { name: 'Failure patterns' });
+  await table.getByRole('cell').first().waitFor({ timeout: 30000 });
+  // Function (2nd column) is one word; First and Last (5th, 6th) a date and
+  // a time on one line.
+  for (const [col, most] of [[2, 1], [5, 1], [6, 1]]) {
+    for (const { text, lines } of await linesOf(table.locator(`tbody tr td:nth-child(${col})`))) {
+      assert.ok(lines <= most, `column ${col}: "${text}" takes ${lines} lines`);
+    }
+  }
+});
+
+test('at 1,024 px a state\'s function takes one line in the states table', async () => {
+  const manifest = readManifest();
+  const { page } = await b.newPage({ viewport: { width: 1024, height: 800 } });
+  await page.goto(url(`/job/${manifest.state_apply_multi.jid}`));
+  const states = page.getByRole('table', { name: 'States' }).first();
+  await states.getByRole('cell').first().waitFor();
+  // The common ones, up to "service.running" and "file.directory"; a name
+  // as long as "test.succeed_without_changes" may take two.
+  const cells = (await linesOf(states.locator('tbody tr td:nth-child(4)'))).filter((c) => c.text && c.text.length <= 16);
+  assert.ok(cells.some((c) => c.text.length >= 12), JSON.stringify(cells.map((c) => c.text)));
+  for (const { text, lines } of cells) assert.equal(lines, 1, `"${text}" takes ${lines} lines`);
+});
