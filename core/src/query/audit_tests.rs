@@ -9,6 +9,17 @@ fn event(jid: &str, fun: &str, args: Value, tgt: &str, user: &str, stamp_ms: i64
         "sort": [stamp_ms, format!("salt/job/{jid}/new")]})
 }
 
+/// The audit's first page, unfiltered, read from `answers`.
+fn first_page(answers: AuditAnswers) -> AuditPage {
+    parse_audit(
+        &AppConfig::default(),
+        &AuditFilter::default(),
+        None,
+        answers,
+    )
+    .unwrap()
+}
+
 #[test]
 fn the_filter_survives_the_url_and_builds_event_and_cache_queries() {
     let (f, problems) = AuditFilter::from_query(|n| match n {
@@ -72,13 +83,7 @@ fn publish_events_become_audit_lines_with_their_risks() {
         job_cache: Some(Ok(json!({"hits": {"hits": []}}))),
         returned: Some(Ok(json!({}))),
     };
-    let page = parse_audit(
-        &AppConfig::default(),
-        &AuditFilter::default(),
-        None,
-        answers,
-    )
-    .unwrap();
+    let page = first_page(answers);
     assert_eq!(page.source, Some(PublishSource::Event));
     assert_eq!(page.total, Some(3));
     assert_eq!(page.entries.len(), 3);
@@ -158,13 +163,7 @@ fn without_publish_events_the_job_cache_is_read_and_said_so() {
         )),
         returned: Some(Ok(json!({"aggregations": {"jobs": {"value": 5}}}))),
     };
-    let page = parse_audit(
-        &AppConfig::default(),
-        &AuditFilter::default(),
-        None,
-        answers,
-    )
-    .unwrap();
+    let page = first_page(answers);
     assert_eq!(page.source, Some(PublishSource::JobCache));
     assert_eq!(
         page.entries[0].risks,
