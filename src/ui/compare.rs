@@ -64,15 +64,9 @@ pub fn ComparePage() -> impl IntoView {
         match (side, r.b) {
             (Side::A, Some(_)) => Some(r.a.to_param()),
             (Side::B, Some(b)) => Some(b.to_param()),
-            (Side::A, None) => comparison.ok().and_then(|c| {
-                c.as_ref().as_ref().map(|c| {
-                    let previous = RunRef {
-                        jid: c.a.jid.clone(),
-                        minion: c.a.minion.clone(),
-                    };
-                    previous.to_param()
-                })
-            }),
+            (Side::A, None) => comparison
+                .ok()
+                .and_then(|c| c.as_ref().as_ref().map(|c| RunRef::of(&c.a).to_param())),
             (Side::B, None) => Some(r.a.to_param()),
         }
     };
@@ -135,10 +129,7 @@ fn Comparison(
         false => ("Compare B with its previous run", &c.b),
     };
     let back = CompareRequest {
-        a: RunRef {
-            jid: from.jid.clone(),
-            minion: from.minion.clone(),
-        },
+        a: RunRef::of(from),
         b: None,
     };
     // Two runs of 10,000 states can differ in all of them: drawn in parts,

@@ -169,14 +169,19 @@ fn JobView(job: Arc<JobDetail>, view_as: Memo<StateView>) -> impl IntoView {
         };
         lines.map(|l| view! { <span class="state-totals">{l.join(" · ")}</span> })
     };
-    // The sections drawn (the chips are redrawn with them: a keyed list of
-    // chips cost 1.6 KB of wasm).
-    let drawn =
-        move || returns.with(|r| r.iter().take(sections.get()).cloned().collect::<Vec<_>>());
-    let chip = move |r: ReturnDoc| {
-        let class = format!("chip chip-{}", outcome_name(outcome_of(&r, loaded)));
-        let href = format!("#{}", link::minion_anchor(&r.minion));
-        view! { <a class=class href=href>{r.minion}</a> }
+    // The chips are redrawn with the sections, read in place (a keyed list
+    // of them cost 1.6 KB of wasm); the sections' keyed list takes copies.
+    let chips = move || {
+        returns.with(|r| {
+            r.iter()
+                .take(sections.get())
+                .map(|r| {
+                    let class = format!("chip chip-{}", outcome_name(outcome_of(r, loaded)));
+                    let href = format!("#{}", link::minion_anchor(&r.minion));
+                    view! { <a class=class href=href>{r.minion.clone()}</a> }
+                })
+                .collect_view()
+        })
     };
     let unshown = move || returns.with(Vec::len).saturating_sub(sections.get());
     let total = move || counts.get().0;
@@ -213,11 +218,12 @@ fn JobView(job: Arc<JobDetail>, view_as: Memo<StateView>) -> impl IntoView {
         })}
         <Timeline timeline=timeline/>
         <nav class="chips" aria-label="Minions">
-            {move || drawn().into_iter().map(chip).collect_view()}
+            {chips}
             {move || missing.with(|m| m.iter().take(SECTIONS_STEP).map(|m| view! { <span class="chip chip-missing">{m.minion.clone()}</span> }).collect_view())}
         </nav>
         <MissingList missing=missing following=following/>
-        <For each=drawn key=|r| (r.index.clone(), r.id.clone()) let(summary)>
+        <For each=move || returns.with(|r| r.iter().take(sections.get()).cloned().collect::<Vec<_>>())
+            key=|r| (r.index.clone(), r.id.clone()) let(summary)>
             <MinionReturn summary=summary eager=eager view_as=view_as loaded=loaded/>
         </For>
         {move || (unshown() > 0).then(|| view! {
@@ -420,7 +426,7 @@ fn MinionReturn(
             </h2>
             {is_state_function(&summary.fun).then(|| {
                 let previous = CompareRequest {
-                    a: RunRef { jid: summary.jid.clone(), minion: summary.minion.clone() },
+                    a: RunRef::of(&summary),
                     b: None,
                 };
                 view! { <p class="compare-link"><a href=link::compare(&previous)>"Compare with the previous run"</a></p> }

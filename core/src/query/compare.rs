@@ -36,6 +36,14 @@ impl RunRef {
         })
     }
 
+    /// The run a return is.
+    pub fn of(doc: &ReturnDoc) -> RunRef {
+        RunRef {
+            jid: doc.jid.clone(),
+            minion: doc.minion.clone(),
+        }
+    }
+
     pub fn to_param(&self) -> String {
         format!("{}:{}", self.jid, self.minion)
     }
