@@ -95,6 +95,29 @@ test('back and forward set the Time list to the range in the address, and a rang
   errors.assertNone();
 });
 
+test('a custom range typed in the form takes in its end date\'s whole day, as the same range in a link does', async () => {
+  const { page, errors } = await b.newPage();
+  // The day the real Salt data was written, from one of its jids.
+  const jid = manifest.state_apply_multi.jid;
+  const day = `${jid.slice(0, 4)}-${jid.slice(4, 6)}-${jid.slice(6, 8)}`;
+  const counts = page.getByText(/^\d+ jobs?, \d+ returns?/).first();
+  await page.goto(url(`/?time=${day}..${day}`));
+  await page.getByRole('table', { name: 'Jobs' }).waitFor();
+  const fromLink = await counts.textContent();
+  assert.doesNotMatch(fromLink, /^0 jobs/, 'the data\'s own day holds jobs');
+
+  await page.goto(url('/'));
+  await page.getByRole('table', { name: 'Jobs' }).waitFor();
+  await page.getByRole('search', { name: 'Filter' }).getByLabel('Time').selectOption('custom');
+  await page.getByRole('textbox', { name: 'From' }).fill(day);
+  await page.getByRole('textbox', { name: 'to', exact: true }).fill(day);
+  await page.getByRole('button', { name: 'Apply' }).click();
+  await page.waitForURL((u) => u.searchParams.get('time') === `${day}T00:00:00.000Z..${day}T23:59:59.999Z`);
+  await page.getByText(fromLink).first().waitFor();
+  assert.equal(await page.getByRole('textbox', { name: 'to', exact: true }).inputValue(), `${day}T23:59:59.999Z`);
+  errors.assertNone();
+});
+
 test('a link from another view to one minion\'s return shows that return first, and it stays in view while the others load', async () => {
   const { page, errors } = await b.newPage();
   await page.setViewportSize({ width: 1200, height: 500 });

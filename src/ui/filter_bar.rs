@@ -7,7 +7,7 @@ use leptos::html::{Input, Select};
 use leptos::prelude::*;
 use saltscope_core::query::filter::{JobFilter, OutcomeFilter, TimeRange, TIME_PRESETS};
 use saltscope_core::route::{param, query_string};
-use saltscope_core::time::{iso_millis, parse_utc};
+use saltscope_core::time::iso_millis;
 
 use super::location::{use_location, use_navigate, use_query_map, NavigateOptions};
 use super::prefs::use_prefs;
@@ -65,10 +65,9 @@ pub fn FilterBar(
         let pairs = |name: &'static str, v: String| (name, v);
         let time_choice = time.get_untracked().map(|s| s.value()).unwrap_or_default();
         let time_param = if time_choice == "custom" {
-            match (parse_utc(&value(from)), parse_utc(&value(to))) {
-                (Ok(a), Ok(b)) => format!("{}..{}", iso_millis(a), iso_millis(b)),
-                (Err(e), _) => return not_applied.set(Some(format!("From: {e}"))),
-                (_, Err(e)) => return not_applied.set(Some(format!("To: {e}"))),
+            match TimeRange::custom(&value(from), &value(to)) {
+                Ok(range) => range.to_param(),
+                Err(e) => return not_applied.set(Some(e)),
             }
         } else {
             time_choice

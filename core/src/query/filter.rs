@@ -8,7 +8,7 @@ use serde_json::{json, Value};
 use super::template::body;
 use super::{FieldMap, QueryContext};
 use crate::route::param;
-use crate::time::{iso_millis, parse_utc};
+use crate::time::{iso_millis, parse_utc, DateError};
 
 /// The relative ranges the time picker offers, as Kibana does.
 pub const TIME_PRESETS: [(&str, &str, i64); 6] = [
@@ -60,23 +60,41 @@ impl TimeRange {
             });
         }
         if let Some((from, to)) = text.split_once("..") {
-            // The date's own message says why (`February 2026 has 28 days`).
-            let from_ms = parse_utc(from).map_err(|e| e.to_string())?;
-            let to_ms = parse_utc(to).map_err(|e| e.to_string())?;
-            // A bare date as the end takes in that whole day, as a person
-            // means it: `2026-12-01..2026-12-07` is a week, not six days.
-            let to_ms = match to.trim().len() {
-                10 => to_ms + 86_399_999,
-                _ => to_ms,
-            };
-            if from_ms > to_ms {
-                return Err(format!("the range {from} .. {to} ends before it starts"));
-            }
-            return Ok(TimeRange::Absolute { from_ms, to_ms });
+            return TimeRange::between(from, to, |_, e| e.to_string());
         }
         Err(format!(
             "`{text}` is not a time range (15m, 1h, 24h, 7d, 30d, all, or <from>..<to>)"
         ))
+    }
+
+    /// The range the filter form's From and to fields give, read as a link's
+    /// `time=<from>..<to>` is; a problem names its field.
+    pub fn custom(from: &str, to: &str) -> Result<TimeRange, String> {
+        TimeRange::between(from, to, |field, e| format!("{field}: {e}"))
+    }
+
+    fn between(
+        from: &str,
+        to: &str,
+        problem: impl Fn(&str, DateError) -> String,
+    ) -> Result<TimeRange, String> {
+        // The date's own message says why (`February 2026 has 28 days`).
+        let from_ms = parse_utc(from).map_err(|e| problem("From", e))?;
+        let to_ms = parse_utc(to).map_err(|e| problem("To", e))?;
+        // A bare date as the end takes in that whole day, as a person
+        // means it: `2026-12-01..2026-12-07` is a week, not six days.
+        let to_ms = match to.trim().len() {
+            10 => to_ms + 86_399_999,
+            _ => to_ms,
+        };
+        if from_ms > to_ms {
+            return Err(format!(
+                "the range {} .. {} ends before it starts",
+                from.trim(),
+                to.trim()
+            ));
+        }
+        Ok(TimeRange::Absolute { from_ms, to_ms })
     }
 
     pub fn to_param(&self) -> String {
@@ -414,6 +432,26 @@ mod tests {
         assert_eq!(f.functions, ["cmd.run"]);
         assert_eq!(problems.len(), 2, "{problems:?}");
         assert!(problems.iter().any(|p| p.contains("yesterday")));
+    }
+
+    #[test]
+    fn the_forms_custom_range_takes_in_a_bare_end_date_as_a_link_does() {
+        let form = TimeRange::custom("2026-12-04", " 2026-12-05 ").unwrap();
+        assert_eq!(form, TimeRange::parse("2026-12-04..2026-12-05").unwrap());
+        assert_eq!(
+            form.to_param(),
+            "2026-12-04T00:00:00.000Z..2026-12-05T23:59:59.999Z"
+        );
+        // One day, from and to the same date.
+        let day = TimeRange::custom("2026-12-05", "2026-12-05").unwrap();
+        assert_eq!(day.bounds(0).map(|(a, b)| b - a), Some(86_399_999));
+        // A time as the end is taken as written.
+        let to_the_minute = TimeRange::custom("2026-12-04", "2026-12-05T00:00").unwrap();
+        assert!(to_the_minute
+            .to_param()
+            .ends_with("..2026-12-05T00:00:00.000Z"));
+        let problem = TimeRange::custom("2026-12-04", "2026-02-30").unwrap_err();
+        assert!(problem.starts_with("To: "), "{problem}");
     }
 
     #[test]
