@@ -35,8 +35,8 @@ use crate::query::jobs::{
     JobListRequest,
 };
 use crate::query::minions::{
-    latest_by_minion_search, minion_search, parse_latest_by_minion, parse_minions, LatestPage,
-    MinionPage,
+    latest_by_minion_search, minion_search, parse_latest_by_minion, parse_minions, LatestOf,
+    LatestPage, MinionPage,
 };
 use crate::query::scan::{scan, ScanProgress};
 use crate::query::sls::{sls_scan, SlsReport, SlsRoller};
@@ -229,10 +229,11 @@ pub async fn latest_by_minion<T: Transport>(
     ctx: &QueryContext,
     fun: &str,
     filter: &JobFilter,
+    which: LatestOf,
     after: Option<&str>,
 ) -> Result<LatestPage, EngineError> {
-    let search = latest_by_minion_search(ctx, fun, filter, after);
-    parse_latest_by_minion(msearch(t, &search).await?)
+    let search = latest_by_minion_search(ctx, fun, filter, which, after);
+    parse_latest_by_minion(msearch(t, &search).await?, which)
 }
 
 /// Who ran what, on which target, when.

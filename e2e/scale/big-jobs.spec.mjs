@@ -162,6 +162,36 @@ test('a job on 2,000 minions: the totals of all, the minions in pages, no answer
   await assertBounded(`2,000 minions: ${await sections().count()} sections drawn`, big);
 });
 
+test('a function run on 2,000 minions: failing now counted over all of them, the failing ones listed together', async () => {
+  // Each minion's newest state.apply, straight from the engine.
+  const r = await fetch(`${ES_URL}/${PREFIX}-*/_search`, {
+    method: 'POST', headers: { 'content-type': 'application/json' },
+    body: JSON.stringify({ size: 10000, _source: ['minion', 'success', '@timestamp'],
+      query: { bool: { filter: [{ term: { 'fun.keyword': 'state.apply' } }, { range: { '@timestamp': { gte: 'now-7d' } } }] } } }),
+  });
+  const newest = new Map();
+  for (const { _source: d } of (await r.json()).hits.hits) {
+    const prev = newest.get(d.minion);
+    if (!prev || prev['@timestamp'] < d['@timestamp']) newest.set(d.minion, d);
+  }
+  const failing = [...newest.values()].filter((d) => d.success === false).map((d) => d.minion).sort();
+  assert.ok(newest.size > 1000 && failing.length > 0, `${newest.size} minions, ${failing.length} failing`);
+
+  const { page, errors } = await bigPage();
+  await page.goto(url('/function/state.apply'));
+  await page.getByText(`${newest.size} minions, ${failing.length} failing now`).waitFor({ timeout: 60000 });
+  // The address names the function: no field to type another into.
+  assert.equal(await page.getByRole('search', { name: 'Filter' }).getByLabel('Function', { exact: true }).count(), 0);
+  await page.getByRole('link', { name: 'show failing only' }).click();
+  await page.waitForURL(/failing=1/);
+  const table = page.getByRole('table', { name: 'Latest returns' });
+  await table.getByRole('link', { name: failing.at(-1), exact: true }).waitFor();
+  const listed = await table.locator('tbody tr td:first-child').allTextContents();
+  assert.deepEqual(listed, failing);
+  assert.equal(await page.getByRole('link', { name: 'More minions' }).count(), 0);
+  errors.assertNone();
+});
+
 /** The job's returns straight from the engine: `body` merged into a search of them. */
 async function jobReturns(jid, body) {
   const r = await fetch(`${ES_URL}/${PREFIX}-*/_search`, {

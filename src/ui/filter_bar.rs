@@ -23,6 +23,8 @@ pub fn use_job_filter() -> Memo<(JobFilter, Vec<String>)> {
 pub struct FilterFields {
     pub jid: bool,
     pub minion: bool,
+    /// Off where the address names the function (`/function/<fun>`).
+    pub function: bool,
     pub outcome: bool,
 }
 
@@ -98,6 +100,9 @@ pub fn FilterBar(
         if !fields.minion {
             next.minions = filter().minions;
         }
+        if !fields.function {
+            next.functions = filter().functions;
+        }
         let mut out = next.to_query();
         query.with_untracked(|q| {
             for k in &keep {
@@ -139,8 +144,10 @@ pub fn FilterBar(
                 <label>"Minion " <input node_ref=minion name="minion" placeholder="web*, db-02" size="18"
                     prop:value=move || filter().minions.join(", ")/></label>
             })}
-            <label>"Function " <input node_ref=fun name="fun" list="function-suggestions" placeholder="state.apply" size="16"
-                prop:value=move || filter().functions.join(", ")/></label>
+            {fields.function.then(|| view! {
+                <label>"Function " <input node_ref=fun name="fun" list="function-suggestions" placeholder="state.apply" size="16"
+                    prop:value=move || filter().functions.join(", ")/></label>
+            })}
             <datalist id="function-suggestions">
                 {move || suggestions.get().into_iter().map(|(f, n)| view! {
                     <option value=f.clone()>{format!("{f} ({n})")}</option>

@@ -1,7 +1,7 @@
 use leptos::prelude::*;
-use saltscope_core::model::Outcome;
 use saltscope_core::query::filter::JobFilter;
 use saltscope_core::query::functions::FunctionStats;
+use saltscope_core::query::minions::LatestOf;
 use saltscope_core::route::{link, param};
 use saltscope_core::text::{counted, fixed};
 use saltscope_core::time::utc_millis;
@@ -29,7 +29,7 @@ pub fn FunctionsPage() -> impl IntoView {
     );
     view! {
         <h1>"Functions"</h1>
-        <FilterBar suggestions=Signal::derive(Vec::new) fields=FilterFields { jid: false, minion: true, outcome: false }/>
+        <FilterBar suggestions=Signal::derive(Vec::new) fields=FilterFields { jid: false, minion: true, function: true, outcome: false }/>
         {move || match (page.error(), page.ok()) {
             (Some(e), _) => view! { <ErrorPanel error=e retry=page.retry()/> }.into_any(),
             (_, None) => view! { <p class="loading">"Loading functions…"</p> }.into_any(),
@@ -78,10 +78,23 @@ pub fn FunctionPage(fun: String) -> impl IntoView {
         Memo::new(move |_| query.with(|q| q.get(param::FAILING).as_deref() == Some("1")));
     let page = use_view(
         "function",
-        move || (fun.get(), filter.get().0, after.get()),
-        |engine, (fun, filter, after)| async move {
+        move || (fun.get(), filter.get().0, failing_only.get(), after.get()),
+        |engine, (fun, filter, failing, after)| async move {
             let ctx = engine.context(None);
-            views::latest_by_minion(&engine.transport, &ctx, &fun, &filter, after.as_deref()).await
+            let which = if failing {
+                LatestOf::Failing
+            } else {
+                LatestOf::Every
+            };
+            views::latest_by_minion(
+                &engine.transport,
+                &ctx,
+                &fun,
+                &filter,
+                which,
+                after.as_deref(),
+            )
+            .await
         },
     );
     let href = move |failing: bool, after: Option<String>| {
@@ -89,14 +102,14 @@ pub fn FunctionPage(fun: String) -> impl IntoView {
     };
     view! {
         <h1>"Latest " <span class="fun">{move || fun.get()}</span> " on every minion"</h1>
-        <FilterBar suggestions=Signal::derive(Vec::new) fields=FilterFields { jid: false, minion: true, outcome: false }/>
+        <FilterBar suggestions=Signal::derive(Vec::new) fields=FilterFields { jid: false, minion: true, function: false, outcome: false }/>
         {move || match (page.error(), page.ok()) {
             (Some(e), _) => view! { <ErrorPanel error=e retry=page.retry()/> }.into_any(),
             (_, None) => view! { <p class="loading">"Loading…"</p> }.into_any(),
             (_, Some(p)) => {
-                let summary = format!("{}, {} failing now", counted(p.latest.len() as u64, "minion"), p.failing_now());
+                let summary = format!("{}, {} failing now", counted(p.minions.unwrap_or(p.latest.len() as u64), "minion"), p.failing_now);
                 let only = failing_only.get();
-                let rows = p.latest.iter().filter(|l| !only || l.outcome == Outcome::Failed).map(|l| {
+                let rows = p.latest.iter().map(|l| {
                     view! { <tr><td><a href=link::minion(&l.minion)>{l.minion.clone()}</a></td><td>{latest_cell(l)}</td></tr> }
                 }).collect_view();
                 let next = p.next_after.clone();

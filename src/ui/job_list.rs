@@ -148,8 +148,9 @@ pub fn JobList(fixed_minion: Option<String>) -> impl IntoView {
 
     view! {
         <FilterBar suggestions=suggestions
-            fields=FilterFields { jid: true, minion: !minion_fixed, outcome: true }
+            fields=FilterFields { jid: true, minion: !minion_fixed, function: true, outcome: true }
             keep=vec![param::REFRESH]/>
+
         <div class="list-tools">
             <span class="count" aria-live="polite">{move || jobs.ok().map(|p| count_line(&p)).unwrap_or_default()}</span>
             {move || jobs.loading.get().then(|| view! { <span class="loading">"Loading…"</span> })}

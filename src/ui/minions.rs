@@ -32,7 +32,7 @@ pub fn MinionsPage() -> impl IntoView {
     let next_link = move |next: String| link::minions(&filter.get().0, Some(&next));
     view! {
         <h1>"Minions"</h1>
-        <FilterBar suggestions=Signal::derive(Vec::new) fields=FilterFields { jid: false, minion: true, outcome: true }/>
+        <FilterBar suggestions=Signal::derive(Vec::new) fields=FilterFields { jid: false, minion: true, function: true, outcome: true }/>
         {move || match (page.error(), page.ok()) {
             (Some(e), _) => view! { <ErrorPanel error=e retry=page.retry()/> }.into_any(),
             (_, None) => view! { <p class="loading">"Loading minions…"</p> }.into_any(),

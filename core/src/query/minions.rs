@@ -176,10 +176,29 @@ pub fn parse_minions(answer: SearchAnswer) -> Result<MinionPage, EngineError> {
 
 /// The latest return of one function on every minion (composite on minion
 /// with a `top_hits` of one), paged by minion id.
+/// The most minions "failing now" is counted over: the engine's terms
+/// buckets, one per minion, before it keeps only the failing ones.
+pub const FAILING_NOW_LIMIT: usize = 10_000;
+
+/// Which minions a function's page lists.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum LatestOf {
+    /// Every minion, a page of [`MINION_PAGE_SIZE`] by id after the one given.
+    Every,
+    /// Only those whose latest return failed, all of them at once.
+    Failing,
+}
+
+/// One search for a function's page: each minion's latest return (a page of
+/// them, or the failing ones), how many minions ran it, and how many of
+/// them failed in their latest run — counted by the engine over the whole
+/// fleet (a minion's newest failed return as new as its newest return),
+/// not over the page.
 pub fn latest_by_minion_search(
     ctx: &QueryContext,
     fun: &str,
     filter: &JobFilter,
+    which: LatestOf,
     after: Option<&str>,
 ) -> SearchRequest {
     // The function is asked for by name: noise never hides it.
@@ -188,52 +207,79 @@ pub fn latest_by_minion_search(
         outcome: super::filter::OutcomeFilter::All,
         ..filter.clone()
     };
+    let fields = &ctx.fields;
+    let tail = match which {
+        LatestOf::Every => r#"}},"minions":{"composite":$4,"aggs":{"latest":$5}}}}"#,
+        LatestOf::Failing => r#","latest":$5}}}}"#,
+    };
     SearchRequest::new(
         &ctx.config.index_pattern,
         body(
-            r#"{"size":0,"query":$0,"aggs":{"minions":{"composite":$1,"aggs":{"latest":$2}}}}"#,
+            &[LATEST_BY_MINION_HEAD, tail].concat(),
             &[
                 filter.returns_query(ctx),
-                minion_composite(&ctx.fields, after),
+                json!(fields.minion),
+                json!(FAILING_NOW_LIMIT),
+                failed_clause(fields),
+                minion_composite(fields, after),
                 latest_hit_agg(),
             ],
         ),
     )
 }
 
+/// The function page's search up to the failing minions' own aggregations,
+/// which [`latest_by_minion_search`] closes: a minion fails now when its
+/// newest failed return is as new as its newest return.
+const LATEST_BY_MINION_HEAD: &str = r#"{"size":0,"query":$0,"aggs":{"minion_count":{"cardinality":{"field":$1,"precision_threshold":40000}},"failing_now":{"terms":{"field":$1,"size":$2,"order":{"_key":"asc"}},"aggs":{"last":{"max":{"field":"@timestamp"}},"last_failed":{"filter":$3,"aggs":{"at":{"max":{"field":"@timestamp"}}}},"failing":{"bucket_selector":{"buckets_path":{"last":"last","failed":"last_failed>at"},"script":"params.failed >= params.last"}}"#;
+
 #[derive(Clone, Debug, Default, PartialEq)]
 pub struct LatestPage {
     pub latest: Vec<LatestReturn>,
     pub next_after: Option<String>,
     pub notes: Vec<String>,
+    /// Minions that ran the function in the range (the engine's count).
+    pub minions: Option<u64>,
+    /// Of them, those whose latest return failed.
+    pub failing_now: u64,
 }
 
-impl LatestPage {
-    pub fn failing_now(&self) -> usize {
-        self.latest
-            .iter()
-            .filter(|l| l.outcome == Outcome::Failed)
-            .count()
-    }
-}
-
-pub fn parse_latest_by_minion(answer: SearchAnswer) -> Result<LatestPage, EngineError> {
+pub fn parse_latest_by_minion(
+    answer: SearchAnswer,
+    which: LatestOf,
+) -> Result<LatestPage, EngineError> {
     let answer = answer?;
-    let mut page = LatestPage::default();
-    let buckets = super::buckets(&answer, "minions");
-    for bucket in buckets.iter().take(MINION_PAGE_SIZE) {
+    let mut page = LatestPage {
+        minions: answer
+            .at("/aggregations/minion_count/value")
+            .and_then(Value::as_u64),
+        ..LatestPage::default()
+    };
+    let failing = super::buckets(&answer, "failing_now");
+    page.failing_now = failing.len() as u64;
+    if page.minions.is_some_and(|n| n > FAILING_NOW_LIMIT as u64) {
+        page.notes.push(format!(
+            "failing now counted over the first {FAILING_NOW_LIMIT} minions by id"
+        ));
+    }
+    let (buckets, limit) = match which {
+        LatestOf::Every => (super::buckets(&answer, "minions"), MINION_PAGE_SIZE),
+        LatestOf::Failing => (failing, FAILING_NOW_LIMIT),
+    };
+    for bucket in buckets.iter().take(limit) {
         match bucket.at("/latest/hits/hits/0") {
             Some(hit) => page.latest.push(LatestReturn::from_hit(hit)),
             None => page.notes.push(format!(
                 "no latest return for {}",
                 bucket
                     .at("/key/minion")
+                    .or_else(|| bucket.get("key"))
                     .map(scalar_text)
                     .unwrap_or_default()
             )),
         }
     }
-    if buckets.len() > MINION_PAGE_SIZE {
+    if which == LatestOf::Every && buckets.len() > MINION_PAGE_SIZE {
         page.next_after = page.latest.last().map(|l| l.minion.clone());
     }
     Ok(page)
@@ -320,21 +366,60 @@ mod tests {
 
     #[test]
     fn the_latest_return_of_a_function_on_every_minion_counts_who_fails_now() {
+        let ctx = QueryContext::at(0);
         let s = latest_by_minion_search(
-            &QueryContext::at(0),
+            &ctx,
             "state.apply",
             &JobFilter::default(),
+            LatestOf::Every,
             None,
         );
         assert!(s.body["query"]
             .to_string()
             .contains(r#"{"term":{"fun.keyword":"state.apply"}}"#));
-        let answer = json!({"aggregations": {"minions": {"buckets": [
+        // The engine counts the failing minions over the whole fleet.
+        let failing = &s.body["aggs"]["failing_now"];
+        assert_eq!(failing["terms"]["size"], FAILING_NOW_LIMIT);
+        assert!(failing["aggs"]["failing"]["bucket_selector"].is_object());
+        assert!(
+            failing["aggs"].get("latest").is_none(),
+            "no hits for the count alone"
+        );
+        assert_eq!(
+            s.body["aggs"]["minions"]["composite"]["size"],
+            MINION_PAGE_SIZE + 1
+        );
+        let answer = json!({"aggregations": {
+        "minion_count": {"value": 300},
+        "failing_now": {"buckets": [{"key": "b"}, {"key": "z"}]},
+        "minions": {"buckets": [
             {"key": {"minion": "a"}, "latest": {"hits": {"hits": [latest_hit("a", true, &[json!(true)])]}}},
             {"key": {"minion": "b"}, "latest": {"hits": {"hits": [latest_hit("b", false, &[json!(false)])]}}}
         ]}}});
-        let page = parse_latest_by_minion(Ok(answer)).unwrap();
+        let page = parse_latest_by_minion(Ok(answer), LatestOf::Every).unwrap();
         assert_eq!(page.latest.len(), 2);
-        assert_eq!(page.failing_now(), 1);
+        assert_eq!((page.minions, page.failing_now), (Some(300), 2));
+
+        // Failing only: the failing minions' own newest returns, no paging.
+        let s = latest_by_minion_search(
+            &ctx,
+            "state.apply",
+            &JobFilter::default(),
+            LatestOf::Failing,
+            Some("b"),
+        );
+        assert!(s.body["aggs"].get("minions").is_none());
+        assert!(s.body["aggs"]["failing_now"]["aggs"]["latest"]["top_hits"].is_object());
+        let answer = json!({"aggregations": {
+        "minion_count": {"value": 300},
+        "failing_now": {"buckets": [
+            {"key": "b", "latest": {"hits": {"hits": [latest_hit("b", false, &[json!(false)])]}}}
+        ]}}});
+        let page = parse_latest_by_minion(Ok(answer), LatestOf::Failing).unwrap();
+        let listed: Vec<&str> = page.latest.iter().map(|l| l.minion.as_str()).collect();
+        assert_eq!(
+            (listed, page.failing_now, page.next_after),
+            (vec!["b"], 1, None)
+        );
     }
 }
