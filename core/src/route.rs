@@ -155,10 +155,12 @@ pub struct JobListUrl {
 impl JobListUrl {
     /// Reads the URL; what does not read is explained and left at its default.
     pub fn from_query<'a>(get: impl Fn(&str) -> Option<&'a str>) -> (JobListUrl, Vec<String>) {
-        let (filter, problems) = JobFilter::from_query(&get);
+        let (filter, mut problems) = JobFilter::from_query(&get);
+        let (cursor, problem) = Cursor::from_query(&get);
+        problems.extend(problem);
         let url = JobListUrl {
             filter,
-            cursor: Cursor::from_query(&get),
+            cursor,
             refresh: Refresh::parse(get(param::REFRESH).unwrap_or("")),
         };
         (url, problems)
@@ -512,6 +514,23 @@ mod tests {
             link::minion_jobs("db-02", &url),
             "/minion/db-02?after=20261202184626123456&refresh=30s"
         );
+    }
+
+    #[test]
+    fn a_page_cursor_that_is_no_jid_is_explained_and_the_newest_page_shown() {
+        let (url, problems) = JobListUrl::from_query(|n| (n == "before").then_some("<script>"));
+        assert_eq!(url.cursor, Cursor::Newest);
+        assert_eq!(
+            problems,
+            ["before=<script>: no jid to page from; the newest jobs are shown"]
+        );
+        let (url, problems) =
+            JobListUrl::from_query(|n| (n == "after").then_some("20261202184626123456_4242"));
+        assert_eq!(
+            url.cursor,
+            Cursor::After("20261202184626123456_4242".into())
+        );
+        assert!(problems.is_empty());
     }
 
     #[test]

@@ -145,12 +145,17 @@ pub fn JobList(fixed_minion: Option<String>) -> impl IntoView {
         );
     };
     let minion_fixed = fixed_minion.is_some();
+    // The filter bar explains the filter's own problems; the page's are here.
+    let query = use_query_map();
+    let cursor_problem = Memo::new(move |_| query.with(|q| Cursor::from_query(|k| q.get_str(k)).1));
 
     view! {
         <FilterBar suggestions=suggestions
             fields=FilterFields { jid: true, minion: !minion_fixed, function: true, outcome: true }
             keep=vec![param::REFRESH]/>
-
+        {move || cursor_problem.get().map(|p| view! {
+            <ul class="notes" aria-label="Link problems"><li>{format!("Ignored in the link: {p}")}</li></ul>
+        })}
         <div class="list-tools">
             <span class="count" aria-live="polite">{move || jobs.ok().map(|p| count_line(&p)).unwrap_or_default()}</span>
             {move || jobs.loading.get().then(|| view! { <span class="loading">"Loading…"</span> })}
