@@ -200,3 +200,32 @@ test('an engine error answer shows the engine\'s reason', async () => {
   assert.match(text, /no such index \[saltscope-no-such-index\]/);
   errors.assertNone({ consoleOk: true });
 });
+
+test('a search text the engine cannot parse says what to change, with no Retry that cannot help', async () => {
+  const { page, errors } = await b.newPage();
+  errors.ignore(/HTTP 400/);
+  await page.goto(url('/?q=%22rm+-rf'));
+  const alert = page.getByRole('alert').filter({ hasText: 'The search text does not parse' });
+  await alert.waitFor();
+  assert.match(await alert.textContent(), /Close its quotes and brackets/);
+  assert.equal(await alert.getByRole('button').count(), 0);
+  // Changed and applied, the list is back.
+  await page.getByRole('searchbox', { name: 'Search' }).fill('"rm -rf"');
+  await page.getByRole('button', { name: 'Apply' }).click();
+  await page.getByText(/^\d+ jobs?, \d+ returns?/).first().waitFor();
+  assert.equal(await alert.count(), 0);
+  errors.assertNone({ consoleOk: true });
+});
+
+test('a page cursor in the address that is no jid is said so, and the newest jobs are shown', async () => {
+  const { page, errors } = await b.newPage();
+  await page.goto(url('/?before=%3Cscript%3E'));
+  await page.getByRole('list', { name: 'Link problems' })
+    .getByText('Ignored in the link: before=<script>: no jid to page from; the newest jobs are shown').waitFor();
+  await page.goto(url('/?time=all'));
+  const rows = await shownJids(page);
+  await page.goto(url('/?time=all&after=nope'));
+  await page.getByRole('list', { name: 'Link problems' }).waitFor();
+  assert.deepEqual(await shownJids(page), rows, 'the first page, as without the cursor');
+  errors.assertNone();
+});

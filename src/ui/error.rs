@@ -23,7 +23,9 @@ pub fn ErrorPanel(
     {
         return view! { <SignIn reason=reason.clone()/> }.into_any();
     }
+    let bad_search = error.is_bad_search();
     let title = match &error {
+        _ if bad_search => "The search text does not parse",
         EngineError::Unreachable { .. } => "The engine cannot be reached",
         EngineError::Timeout { .. } => "The engine did not answer in time",
         EngineError::Status {
@@ -45,7 +47,7 @@ pub fn ErrorPanel(
         (false, Some(r)) => r.run(()),
         (false, None) => {}
     };
-    let can_retry = at_startup || retry.is_some();
+    let can_retry = (at_startup || retry.is_some()) && !bad_search;
     let countdown = move || {
         at_startup
             .then(|| session.next_try.get())

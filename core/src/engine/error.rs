@@ -145,11 +145,23 @@ impl EngineError {
         if reason.contains("maxClauseCount") {
             return Some("The search text is looked for in every field of the returns, and these indices have more fields than the engine lets one search ask (each state ID in a return's data is fields of its own). Name the field (minion:web* AND fun:cmd.run), use fewer words, or install the index templates (scripts/index-template.sh install), which keep a return's data out of the fields.");
         }
+        if self.is_bad_search() {
+            return Some("The search text is read as Lucene query syntax, and this one does not parse. Close its quotes and brackets, put a phrase in quotes (\"rm -rf\"), or escape a character Lucene reserves, such as / : ( ) [ ] ~ ^, with a backslash (\\/). Change the search and apply it: asking again as it is cannot help.");
+        }
         // No link of the app asks this far back: an address edited by hand
         // or kept from elsewhere.
         reason.contains("Result window is too large").then_some(
             "The address asks for a page further back than the engine serves (its index.max_result_window). Start from the first page, or narrow the time range or the filter.",
         )
+    }
+
+    /// True when the engine could not parse the free-text search (Lucene's
+    /// `query_string`): the person's text is at fault, and retrying it as
+    /// it is cannot help.
+    pub fn is_bad_search(&self) -> bool {
+        // The top reason, or Lucene's deeper one ("Cannot parse '…'").
+        matches!(self, EngineError::Status { status: 400, reason, .. }
+            if reason.contains("Failed to parse query") || reason.contains("Cannot parse '"))
     }
 
     /// True for a missing index: a soft condition for the job-cache and
@@ -219,6 +231,27 @@ mod tests {
         let other =
             EngineError::from_status("u", 500, r#"{"error":{"type":"x","reason":"disk full"}}"#);
         assert_eq!(other.advice(), None);
+    }
+
+    #[test]
+    fn a_search_text_that_does_not_parse_is_the_persons_to_change() {
+        // OpenSearch 3.8, `"rm -rf` (an unclosed quote) in the search box.
+        let e = EngineError::from_status(
+            "http://h/es/_msearch",
+            400,
+            r#"{"error":{"root_cause":[{"type":"query_shard_exception","reason":"Failed to parse query [\"rm -rf]","index":"salt-cmd_run-v1"}],"type":"search_phase_execution_exception","reason":"all shards failed","phase":"query","grouped":true,"failed_shards":[{"shard":0,"index":"salt-cmd_run-v1","node":"n","reason":{"type":"query_shard_exception","reason":"Failed to parse query [\"rm -rf]","index":"salt-cmd_run-v1","caused_by":{"type":"parse_exception","reason":"Cannot parse '\"rm -rf': Lexical error at line 1, column 8.  Encountered: <EOF> after : \"\\\"rm -rf\""}}}]},"status":400}"#,
+        );
+        assert!(e.is_bad_search(), "{e:?}");
+        assert!(
+            e.advice().is_some_and(|a| a.contains("does not parse")),
+            "{e}"
+        );
+        let down = EngineError::from_status(
+            "u",
+            503,
+            r#"{"error":{"type":"x","reason":"Failed to parse query [x] on a node that left"}}"#,
+        );
+        assert!(!down.is_bad_search(), "only a 400 is the text's fault");
     }
 
     #[test]
