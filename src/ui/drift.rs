@@ -73,7 +73,7 @@ pub fn DriftPage() -> impl IntoView {
 #[component]
 fn Drifting(report: Arc<DriftReport>, filter: DriftFilter) -> impl IntoView {
     let count = format!(
-        "{} changed in at least {} of the last {}, over {} ({} with fewer runs than that)",
+        "{} changed in at least {} of the last {} (or in every one that ran it, where fewer did), over {} ({} with fewer runs than that)",
         counted(report.states.len() as u64, "state"),
         filter.changed_in,
         counted(u64::from(filter.runs), "state run"),

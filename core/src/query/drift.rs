@@ -1,5 +1,7 @@
 //! States that change every run (`/drift`): over each minion's last N state
-//! runs, the states that reported changes in at least k of them — the
+//! runs, the states that reported changes in at least k of them (or in
+//! every run that ran them, where fewer did: a run of other SLS files says
+//! nothing of a state it did not run) — the
 //! `cmd.run` without `unless`, the `pkgrepo.managed` that rewrites its file,
 //! the `module.run` — ranked by how many minions they do it on.
 
@@ -97,12 +99,13 @@ const DRIFT_SOURCE: [&str; 10] = [
 
 /// With the summary pipeline's fields: only the states that changed, their
 /// `changes` reduced to keys.
-const DRIFT_SUMMARY_SOURCE: [&str; 6] = [
+const DRIFT_SUMMARY_SOURCE: [&str; 7] = [
     "jid",
     "minion",
     "fun",
     "@timestamp",
     "saltscope.summary_version",
+    "saltscope.sls",
     "saltscope.changed",
 ];
 
@@ -212,6 +215,9 @@ impl DriftCounter {
         let mut changed: BTreeMap<StateIdentity, (u32, String)> = BTreeMap::new();
         let mut seen = BTreeMap::new();
         let mut minion = String::new();
+        // Each run's SLS files: a run of `state.apply common.time` did not
+        // run nginx's states, so it says nothing of whether they change.
+        let mut run_sls: Vec<Vec<String>> = Vec::with_capacity(runs.len());
         for hit in runs {
             let doc = ReturnDoc::read_hit(hit);
             minion = doc.minion.clone();
@@ -221,8 +227,10 @@ impl DriftCounter {
             let summary = RunSummary::from_pipeline(source)
                 .unwrap_or_else(|| RunSummary::of_return(&doc, source.get("data")));
             let Some(states) = summary.changed_states() else {
+                run_sls.push(summary.sls);
                 continue;
             };
+            run_sls.push(summary.sls.clone());
             for run in states.runs.iter().filter(|r| r.changed()) {
                 let id = run.identity();
                 let e = changed.entry(id.clone()).or_insert((0, doc.jid.clone()));
@@ -231,12 +239,12 @@ impl DriftCounter {
             }
         }
         for (id, (n, jid)) in changed {
-            if n < filter.changed_in {
-                continue;
-            }
             let Some(run) = seen.remove(&id) else {
                 continue;
             };
+            if n < needed_changes(filter.changed_in, runs_including(&run_sls, &run.sls)) {
+                continue;
+            }
             let (state, keys) = self.states.entry(id).or_insert_with(|| {
                 (
                     DriftingState {
@@ -284,6 +292,24 @@ impl DriftCounter {
             computed_from: None,
         }
     }
+}
+
+/// The runs, of those read, that included a state of `sls`: every run
+/// where the state names no SLS file or a run names none.
+fn runs_including(run_sls: &[Vec<String>], sls: &Option<String>) -> u32 {
+    run_sls
+        .iter()
+        .filter(|files| match sls {
+            Some(s) => files.is_empty() || files.iter().any(|f| f == s),
+            None => true,
+        })
+        .count() as u32
+}
+
+/// How many changes make a state drift: k, or every run that included it
+/// where fewer did — but one change alone is no pattern.
+fn needed_changes(k: u32, including: u32) -> u32 {
+    k.min(including.max(2))
 }
 
 #[cfg(test)]
@@ -363,6 +389,48 @@ mod tests {
         assert_eq!(every.minions.len(), 2);
         assert_eq!(every.change_keys, ["pid", "stdout"]);
         assert_eq!((r.minions, r.too_few_runs), (3, 1));
+    }
+
+    #[test]
+    fn runs_that_did_not_include_a_state_neither_count_for_nor_against_it() {
+        // Two highstates that ran `web` (its cmd.run changing both times, its
+        // file once), between two `state.apply common.time` runs.
+        let state = |id: &str, sls: &str, changes: Value| json!({"result": true, "changes": changes, "__id__": id, "__sls__": sls, "__run_num__": 0});
+        let highstate = |file_changed: bool| {
+            json!({
+                "cmd_|-web.configtest_|-nginx -t_|-run": state("web.configtest", "web", json!({"pid": 1})),
+                "file_|-web.conf_|-/etc/web_|-managed": state("web.conf", "web",
+                    if file_changed { json!({"diff": "+x"}) } else { json!({}) }),
+                "pkg_|-time.ntp_|-ntp_|-installed": state("time.ntp", "common.time", json!({})),
+            })
+        };
+        let time_only = || json!({"pkg_|-time.ntp_|-ntp_|-installed": state("time.ntp", "common.time", json!({}))});
+        let filter = DriftFilter {
+            runs: 4,
+            changed_in: 4,
+            minions: Vec::new(),
+        };
+        let mut c = DriftCounter::default();
+        c.add_page(
+            page(vec![(
+                "a",
+                vec![
+                    run("a", "4", time_only()),
+                    run("a", "3", highstate(true)),
+                    run("a", "2", time_only()),
+                    run("a", "1", highstate(false)),
+                ],
+            )]),
+            &filter,
+        )
+        .unwrap();
+        let r = c.report();
+        let ids: Vec<&str> = r.states.iter().map(|s| s.state_id.as_str()).collect();
+        assert_eq!(ids, ["web.configtest"], "changed in both runs that ran it");
+        assert_eq!(r.states[0].minions.get("a").map(String::as_str), Some("3"));
+        assert_eq!(needed_changes(4, 1), 2, "one change alone is no pattern");
+        assert_eq!(needed_changes(1, 1), 1, "unless one is asked for");
+        assert_eq!(needed_changes(3, 5), 3);
     }
 
     #[test]
