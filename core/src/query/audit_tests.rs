@@ -115,6 +115,22 @@ fn jobs_that_returned_without_a_publish_record_are_counted() {
         read(&AuditFilter::default()),
         ["5 jobs returned in this range and 2 have a publish record. Only those are listed: a job run by salt-call on a minion, or while the master's events were not indexed, has none and is only in the job list"]
     );
+    // More published than returned: nothing says jobs are left out.
+    let more_published = AuditAnswers {
+        returned: Some(Ok(json!({"aggregations": {"jobs": {"value": 1}}}))),
+        ..answers()
+    };
+    let notes = parse_audit(
+        &AppConfig::default(),
+        &AuditFilter::default(),
+        None,
+        more_published,
+    )
+    .unwrap()
+    .notes;
+    assert_eq!(notes.len(), 1);
+    assert!(notes[0].starts_with("1 job returned in this range and 2 have a publish record: a job published to minions that did not answer has no return."), "{notes:?}");
+    assert!(!notes[0].contains("Only those are listed"));
     // Users and targets are only in the publish records: no count.
     let by_user = AuditFilter {
         users: vec!["alice".into()],
