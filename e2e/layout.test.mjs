@@ -33,6 +33,14 @@ test('every view fits a 1,280-pixel window without scrolling sideways', async ()
   assert.deepEqual(errors.page, []);
 });
 
+test('an address with a very long id wraps its heading and notice within the window', async () => {
+  const { page, errors } = await b.newPage({ viewport: { width: 1280, height: 900 } });
+  await page.goto(url(`/job/${'9'.repeat(3000)}`));
+  await page.getByText(/is not a Salt job id/).waitFor();
+  assert.equal(await overflow(page), 0, 'the page scrolls sideways');
+  assert.deepEqual(errors.page, []);
+});
+
 test('at 1,280 px the job list\'s Target column keeps room for a minion\'s name', async () => {
   // A list target has no space to wrap at: beside the runners' functions
   // and the states' counts, the column once shrank to 62 px, one

@@ -40,8 +40,12 @@ const JID_CLOCK_SLACK_MS: i64 = 26 * 3_600_000;
 /// `YYYYMMDDhhmmssffffff`, with `_<pid>` under `unique_jid`).
 pub fn not_a_jid(jid: &str) -> Option<String> {
     crate::time::jid_start_ms(jid).is_none().then(|| {
+        let shown = crate::text::short_line(jid).unwrap_or_else(|| jid.to_string());
+        // Twenty digits that are no date (month 13) are told apart.
+        let digits = jid.len() == 20 && jid.bytes().all(|b| b.is_ascii_digit());
+        let no_time = if digits { " its digits are no time:" } else { "" };
         format!(
-            "“{jid}” is not a Salt job id: a jid is 20 digits, the time the job started (YYYYMMDDhhmmssffffff)."
+            "“{shown}” is not a Salt job id:{no_time} a jid is 20 digits, the time the job started (YYYYMMDDhhmmssffffff)."
         )
     })
 }

@@ -356,6 +356,15 @@ fn an_id_that_cannot_be_a_jid_is_said_so_and_not_waited_for() {
         let why = not_a_jid(bad).expect(bad);
         assert!(why.contains(bad) && why.contains("20 digits"), "{why}");
     }
+    let month_13 = not_a_jid("20261340000000000000").unwrap();
+    assert!(
+        month_13.contains("its digits are no time: a jid is 20 digits"),
+        "{month_13}"
+    );
+    assert!(!not_a_jid("notajid").unwrap().contains("no time"));
+    // A long one is quoted in part.
+    let long = not_a_jid(&"9".repeat(3000)).unwrap();
+    assert!(long.len() < 300 && long.contains("9…”"), "{long}");
     let empty =
         |jid: &str| parse_job(jid, answers_with(Ok(json!({"hits": {"hits": []}})))).unwrap();
     let now = crate::time::jid_start_ms("20261206182700000102").unwrap();
