@@ -155,6 +155,11 @@ test('a job on 2,000 minions: the totals of all, the minions in pages, no answer
   const sections = () => page.locator('main').getByRole('region').filter({ has: page.getByRole('heading', { level: 2 }) });
   const shown = await sections().count();
   assert.ok(shown < 200, `${shown} minion sections drawn at first, not 2,000`);
+  // The chips stop where the sections do, and say so.
+  const chips = page.getByRole('navigation', { name: 'Minions' });
+  const drawn = await chips.getByRole('link').count();
+  assert.ok(drawn > 0 && drawn < 200, `${drawn} chips`);
+  await chips.getByText(`and ${job.returns - drawn} more that returned`, { exact: true }).waitFor();
   // More as the person asks: the next minions, and the next page from the engine.
   const more = page.getByRole('button', { name: /^Show \d+ more minions$/ });
   await more.click();

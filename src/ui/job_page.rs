@@ -219,7 +219,13 @@ fn JobView(job: Arc<JobDetail>, view_as: Memo<StateView>) -> impl IntoView {
         <Timeline timeline=timeline/>
         <nav class="chips" aria-label="Minions">
             {chips}
+            {move || {
+                // The chips follow the sections drawn: say how many are not.
+                let drawn = returns.with(Vec::len).min(sections.get()) as u64;
+                (total() > drawn).then(|| view! { <span class="chip-more">{format!("and {} more that returned", total() - drawn)}</span> })
+            }}
             {move || missing.with(|m| m.iter().take(SECTIONS_STEP).map(|m| view! { <span class="chip chip-missing">{m.minion.clone()}</span> }).collect_view())}
+            {move || missing.with(|m| (m.len() > SECTIONS_STEP).then(|| view! { <span class="chip-more">{format!("and {} more missing", m.len() - SECTIONS_STEP)}</span> }))}
         </nav>
         <MissingList missing=missing following=following/>
         <For each=move || returns.with(|r| r.iter().take(sections.get()).cloned().collect::<Vec<_>>())
