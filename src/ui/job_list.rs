@@ -4,6 +4,7 @@ use std::time::Duration;
 use leptos::prelude::*;
 use saltscope_core::export::{ExportKind, ViewFilter};
 use saltscope_core::query::filter::{JobFilter, TimeRange};
+use saltscope_core::query::job::not_a_jid;
 use saltscope_core::query::jobs::{Cursor, JobListPage, JobListRequest, JobSummary};
 use saltscope_core::route::{link, param, JobListUrl, Refresh};
 use saltscope_core::text::counted;
@@ -176,6 +177,12 @@ pub fn JobList(fixed_minion: Option<String>) -> impl IntoView {
         {move || jobs.ok().map(|p| view! { <Notes notes=p.notes.clone()/> })}
         {move || jobs.ok().is_some_and(|p| p.jobs.is_empty()).then(|| view! {
             <p class="notice">"No jobs match. Widen the time range or the filter, or check that the index pattern in config.json matches the returner's indices."</p>
+            // The list is made of returns: a job no minion answered is only
+            // on its own page, from the master's publish record and events.
+            {filter.get().jid.filter(|j| not_a_jid(j).is_none()).map(|j| view! {
+                <p class="notice">"No minion's return holds job " <a href=link::job(&j)>{j.clone()}</a>
+                    ": its page shows what the master published and which minions did not answer."</p>
+            })}
         })}
         <div class="jobs-scroll">
             <table class="jobs" aria-label="Jobs" aria-busy=move || jobs.loading.get().to_string()>
