@@ -137,10 +137,9 @@ fn audit_row(e: &AuditEntry) -> impl IntoView {
         .or_else(|| jid_start_time(&e.jid))
         .unwrap_or_default();
     let risky = !e.risks.is_empty();
-    let job = match e.kind {
-        AuditKind::Job => view! { <a href=link::job(&e.jid)>{e.jid.clone()}</a> }.into_any(),
-        AuditKind::Runner => view! { <span>{format!("{} (runner)", e.jid)}</span> }.into_any(),
-    };
+    // A runner's return is the master's: its job page shows it as any other.
+    let runner = (e.kind == AuditKind::Runner).then_some(" (runner)");
+    let job = view! { <a href=link::job(&e.jid)>{e.jid.clone()}</a>{runner} };
     view! {
         <tr class="audit-line" class:risky=risky>
             <td>{when}</td>
