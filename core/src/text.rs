@@ -144,6 +144,18 @@ pub fn counted(n: u64, noun: &str) -> String {
     }
 }
 
+/// A share (0 to 1) as a whole percent, "12 %"; a share that is not none
+/// but rounds to 0 reads "<1 %", and one short of all that rounds to 100
+/// reads ">99 %": a failure in a thousand runs is not "0 %".
+pub fn percent(share: f64) -> String {
+    let whole = fixed(share * 100.0, 0);
+    match whole.as_str() {
+        "0" | "-0" if share > 0.0 => "<1 %".into(),
+        "100" if share < 1.0 => ">99 %".into(),
+        _ => format!("{whole} %"),
+    }
+}
+
 /// A size in bytes as people read it: "5.0 MB", "63 KB".
 pub fn human_bytes(n: usize) -> String {
     if n >= 1_000_000 {
@@ -167,6 +179,16 @@ pub fn short_line(text: &str) -> Option<String> {
 mod tests {
     use super::*;
     use serde_json::json;
+
+    #[test]
+    fn a_share_that_is_neither_none_nor_all_never_reads_as_either() {
+        assert_eq!(percent(0.0), "0 %");
+        assert_eq!(percent(1.0 / 1133.0), "<1 %");
+        assert_eq!(percent(0.006), "1 %");
+        assert_eq!(percent(0.25), "25 %");
+        assert_eq!(percent(1132.0 / 1133.0), ">99 %");
+        assert_eq!(percent(1.0), "100 %");
+    }
 
     #[test]
     fn one_of_a_noun_is_singular() {

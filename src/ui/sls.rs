@@ -6,7 +6,7 @@ use leptos::prelude::*;
 use saltscope_core::query::failures::FailureFilter;
 use saltscope_core::query::sls::{SlowState, SlsReport, SlsRollup};
 use saltscope_core::route::link;
-use saltscope_core::text::fixed;
+use saltscope_core::text::{fixed, percent};
 use saltscope_core::views;
 
 use super::error::{ErrorPanel, Notes};
@@ -37,10 +37,6 @@ pub fn SlsPage() -> impl IntoView {
             (_, Some(r)) => view! { <Rollups report=r/> }.into_any(),
         }}
     }
-}
-
-fn percent(x: f64) -> String {
-    format!("{} %", fixed(x * 100.0, 0))
 }
 
 fn seconds(ms: f64) -> String {
