@@ -229,3 +229,27 @@ test('a page cursor in the address that is no jid is said so, and the newest job
   assert.deepEqual(await shownJids(page), rows, 'the first page, as without the cursor');
   errors.assertNone();
 });
+
+test('a job no minion answered, asked for by its jid, is not in the list made of returns: the list links to its page', async () => {
+  const { page, errors } = await b.newPage();
+  const { jid } = manifest.test_ping_blacklisted;
+  assert.equal((await returnsOf(jid)).length, 0, 'no minion returned it');
+  await page.goto(url(`/?jid=${jid}&time=all&noisy=show`));
+  await page.getByText('No minion\'s return holds job').getByRole('link', { name: jid }).click();
+  await page.getByRole('heading', { name: `Job ${jid}` }).waitFor();
+  await page.getByRole('region', { name: 'Totals' }).getByText(/^Missing: \d+$/).waitFor();
+  errors.assertNone();
+});
+
+test('a runner in the audit trail links to its job page, as every other job does', async () => {
+  const { page, errors } = await b.newPage();
+  await page.goto(url('/audit?time=all'));
+  const trail = page.getByRole('table', { name: 'Audit trail' });
+  const runner = trail.getByRole('row').filter({ hasText: '(runner)' }).first();
+  await runner.waitFor();
+  const link = runner.getByRole('link', { name: /^\d{20}$/ });
+  const jid = await link.textContent();
+  await link.click();
+  await page.getByRole('heading', { name: `Job ${jid}` }).waitFor();
+  errors.assertNone();
+});
