@@ -15,6 +15,7 @@ use saltscope_core::model::{HighstateSummary, ReturnDoc, RunSummary};
 use saltscope_core::query::drift::DriftFilter;
 use saltscope_core::query::filter::{JobFilter, TimeRange};
 use saltscope_core::query::fleet::{FleetFilter, FleetReport};
+use saltscope_core::query::jobs::{Cursor, JobListRequest};
 use saltscope_core::query::summary::ComputedFrom;
 use saltscope_core::query::QueryContext;
 use saltscope_core::views;
@@ -158,6 +159,55 @@ fn with_the_pipeline_the_fleet_and_drift_agree_with_reading_the_documents() {
     (a.computed_from, b.computed_from) = (None, None);
     (a.notes, b.notes) = (Vec::new(), Vec::new());
     assert_eq!(a, b);
+}
+
+#[test]
+fn with_the_pipeline_the_job_list_counts_the_states_of_jobs_without_salts_counts() {
+    let Some(engine) = common::engine() else {
+        return;
+    };
+    if !engine.connection.fields.summary {
+        eprintln!("no summary fields in this engine's returns");
+        return;
+    }
+    let jid = common::manifest()["state_apply_multi"]["jid"]
+        .as_str()
+        .expect("the manifest names the multi-minion state.apply")
+        .to_string();
+    // Its states, summed from the documents as the job page sums them.
+    let mut expected = (0, 0);
+    for hit in engine.all_returns() {
+        let doc = ReturnDoc::read_hit(&hit);
+        if doc.jid != jid {
+            continue;
+        }
+        assert!(
+            hit["_source"]["counts"].get("succeeded").is_none(),
+            "no states_count on this job"
+        );
+        let states = RunSummary::of_return(&doc, hit["_source"].get("data"))
+            .states
+            .expect("a state run");
+        expected.0 += states.succeeded;
+        expected.1 += states.failed;
+    }
+    assert!(expected.0 > 0, "the job's returns are in the engine");
+    let request = JobListRequest::new(
+        JobFilter {
+            jid: Some(jid.clone()),
+            time: TimeRange::All,
+            ..JobFilter::default()
+        },
+        Cursor::Newest,
+    );
+    let page =
+        block_on(views::job_list(&engine.transport, &engine.ctx(), &request)).expect("job list");
+    let job = page
+        .jobs
+        .iter()
+        .find(|j| j.jid == jid)
+        .expect("the job is listed");
+    assert_eq!(job.state_counts, Some(expected));
 }
 
 /// A returns export of `context`'s indices through the plan as the app

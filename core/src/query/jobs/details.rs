@@ -31,7 +31,7 @@ pub fn job_details_searches(ctx: &QueryContext, jids: &[String]) -> JobDetailsSe
     let (mut filter, must_not) = returns_filter(config);
     filter.push(json!({"terms": {fields.jid.clone(): jids}}));
     let stats = body(
-        r#"{"size":0,"query":{"bool":{"filter":$0,"must_not":$1}},"aggs":{"jobs":{"terms":{"field":$2,"size":$3},"aggs":{"functions":{"terms":{"field":$4,"size":3}},"first_return":{"min":{"field":"@timestamp"}},"last_return":{"max":{"field":"@timestamp"}},"minions":{"cardinality":{"field":$5}},"failed":{"filter":$6,"aggs":{"minions":{"terms":{"field":$5,"size":$7}}}},"runner":{"filter":$8},"counted":{"value_count":{"field":"counts.succeeded"}},"states_succeeded":{"sum":{"field":"counts.succeeded"}},"states_failed":{"sum":{"field":"counts.failed"}}}}}}"#,
+        r#"{"size":0,"query":{"bool":{"filter":$0,"must_not":$1}},"aggs":{"jobs":{"terms":{"field":$2,"size":$3},"aggs":{"functions":{"terms":{"field":$4,"size":3}},"first_return":{"min":{"field":"@timestamp"}},"last_return":{"max":{"field":"@timestamp"}},"minions":{"cardinality":{"field":$5}},"failed":{"filter":$6,"aggs":{"minions":{"terms":{"field":$5,"size":$7}}}},"runner":{"filter":$8},"counted":{"value_count":{"field":"counts.succeeded"}},"states_succeeded":{"sum":{"field":"counts.succeeded"}},"states_failed":{"sum":{"field":"counts.failed"}},"summarised":{"value_count":{"field":"saltscope.states.total"}},"summary_succeeded":{"sum":{"field":"saltscope.states.succeeded"}},"summary_failed":{"sum":{"field":"saltscope.states.failed"}}}}}}"#,
         &[
             Value::Array(filter),
             json!(must_not),
@@ -128,12 +128,22 @@ fn attach_stats(page: &mut JobListPage, answer: &Value) {
                     .collect()
             })
             .unwrap_or_default();
-        job.state_counts = (count("/counted/value") > 0).then(|| {
-            (
+        // The returner's `counts` (its `states_count` option), else the
+        // summary pipeline's counts of the same states: without either the
+        // list cannot count states, only the job's page can.
+        job.state_counts = if count("/counted/value") > 0 {
+            Some((
                 count("/states_succeeded/value"),
                 count("/states_failed/value"),
-            )
-        });
+            ))
+        } else {
+            (count("/summarised/value") > 0).then(|| {
+                (
+                    count("/summary_succeeded/value"),
+                    count("/summary_failed/value"),
+                )
+            })
+        };
     }
     let without: Vec<&str> = page
         .jobs
@@ -218,6 +228,30 @@ mod tests {
     }
 
     #[test]
+    fn without_the_returners_counts_the_summary_pipelines_count_the_states() {
+        let mut page = JobListPage {
+            jobs: vec![JobSummary {
+                jid: "5".into(),
+                ..JobSummary::default()
+            }],
+            ..JobListPage::default()
+        };
+        let mut bucket = stats_bucket("5", 2, 0, 0, 0);
+        bucket["summarised"] = json!({"value": 2});
+        bucket["summary_succeeded"] = json!({"value": 126.0});
+        bucket["summary_failed"] = json!({"value": 4.0});
+        attach_details(
+            &mut page,
+            JobDetailsAnswers {
+                stats: Ok(json!({"aggregations": {"jobs": {"buckets": [bucket]}}})),
+                events: Ok(json!({"hits": {"hits": []}})),
+                cache: Ok(json!({"hits": {"hits": []}})),
+            },
+        );
+        assert_eq!(page.jobs[0].state_counts, Some((126, 4)));
+    }
+
+    #[test]
     fn details_give_each_job_its_counts_failures_and_publish_data() {
         let mut page = JobListPage {
             jobs: ["3", "2"]
@@ -266,6 +300,10 @@ mod tests {
         );
         assert_eq!(job.missing(), Some(1));
         let runner = &page.jobs[1];
+        assert_eq!(
+            runner.state_counts, None,
+            "neither counts nor summary fields"
+        );
         assert!(runner.runner);
         assert_eq!(runner.succeeded(), 0);
         assert_eq!(
