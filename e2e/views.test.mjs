@@ -253,3 +253,19 @@ test('a runner in the audit trail links to its job page, as every other job does
   await page.getByRole('heading', { name: `Job ${jid}` }).waitFor();
   errors.assertNone();
 });
+
+test('the audit trail answers who touched a minion: jobs that reached it through a glob are listed', async () => {
+  const { page, errors } = await b.newPage();
+  const rm = manifest.risky_rm;
+  assert.equal(rm.tgt, 'web0*', 'a glob, not the minion\'s name');
+  await page.goto(url('/audit'));
+  const form = page.getByRole('search', { name: 'Filter' });
+  await form.getByLabel('Minion').fill('web01.prod.example.com');
+  await form.getByRole('button', { name: 'Apply' }).click();
+  await page.waitForURL(/minion=web01\.prod\.example\.com/);
+  const trail = page.getByRole('table', { name: 'Audit trail' });
+  await trail.getByRole('link', { name: rm.jid }).waitFor();
+  const missing = manifest.missing_minion.jid;
+  assert.equal(await trail.getByRole('link', { name: missing }).count(), 0, 'a job sent to db-02 and offline-05 only');
+  errors.assertNone();
+});

@@ -445,4 +445,35 @@ fn the_audit_trail_names_who_ran_what_and_flags_risky_commands() {
         .iter()
         .all(|e| e.target.as_deref() == Some("*")));
     assert!(star.entries.iter().any(|e| e.jid == all));
+
+    // Who touched web01: every job whose publish event names it among the
+    // minions it reached, the rm -rf on `web0*` among them; none that did not.
+    let web01 = "web01.prod.example.com";
+    let reached: BTreeSet<String> = m
+        .as_object()
+        .unwrap()
+        .values()
+        .filter(|job| {
+            job["publish_event"] == true
+                && job["publish_event_minions"]
+                    .as_array()
+                    .is_some_and(|ms| ms.iter().any(|x| x == web01))
+        })
+        .map(|job| job["jid"].as_str().unwrap().to_string())
+        .collect();
+    assert!(reached.contains(rm), "the rm -rf reached {web01}");
+    let touched = audit(
+        &engine,
+        &AuditFilter {
+            minions: vec![web01.into()],
+            ..AuditFilter::default()
+        },
+    );
+    let listed: BTreeSet<String> = touched.entries.iter().map(|e| e.jid.clone()).collect();
+    assert!(
+        listed.is_superset(&reached),
+        "{listed:?} lacks some of {reached:?}"
+    );
+    let other = m["missing_minion"]["jid"].as_str().unwrap();
+    assert!(!listed.contains(other), "db-02 and offline-05 only");
 }

@@ -33,7 +33,8 @@ pub fn AuditPage() -> impl IntoView {
             views::audit(&engine.transport, &ctx, &filter, cursor.as_ref()).await
         },
     );
-    let (user, fun, target, risky) = (
+    let (user, fun, target, minion, risky) = (
+        NodeRef::<Input>::new(),
         NodeRef::<Input>::new(),
         NodeRef::<Input>::new(),
         NodeRef::<Input>::new(),
@@ -46,6 +47,7 @@ pub fn AuditPage() -> impl IntoView {
             (param::USER, v(user)),
             (param::FUN, v(fun)),
             (param::TARGET, v(target)),
+            (param::MINION, v(minion)),
             (
                 param::TIME,
                 time.get_untracked().map(|s| s.value()).unwrap_or_default(),
@@ -82,6 +84,7 @@ pub fn AuditPage() -> impl IntoView {
             <label>"User " <input node_ref=user name="user" placeholder="sudo_alice, root" prop:value=move || current().users.join(",")/></label>
             <label>"Function " <input node_ref=fun name="fun" placeholder="cmd.*" prop:value=move || current().functions.join(",")/></label>
             <label>"Target " <input node_ref=target name="target" placeholder="*" prop:value=move || current().targets.join(",")/></label>
+            <label title="Jobs that reached these minions, whatever their target">"Minion " <input node_ref=minion name="minion" placeholder="web01*, db-02" prop:value=move || current().minions.join(",")/></label>
             <TimeSelect select=time current=Signal::derive(move || current().time.to_param()) apply=apply/>
             <label><input node_ref=risky type="checkbox" name="risky" on:change=move |_| apply.run(()) prop:checked=move || current().risky_only/>" High-risk only"</label>
             <button type="submit">"Apply"</button>

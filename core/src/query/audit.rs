@@ -25,6 +25,9 @@ pub struct AuditFilter {
     pub functions: Vec<String>,
     /// Targets as the jobs spelled them (exactly: `*` is the target `*`).
     pub targets: Vec<String>,
+    /// Minions a job reached, whatever its target (`web01*`): the publish
+    /// event's `data.minions`, which the job cache does not keep.
+    pub minions: Vec<String>,
     pub time: TimeRange,
     /// Only the lines a risk rule flags (decided per page, after the fact).
     pub risky_only: bool,
@@ -60,6 +63,7 @@ impl AuditFilter {
                 users: list(param::USER),
                 functions: list(param::FUN),
                 targets: list(param::TARGET),
+                minions: list(param::MINION),
                 time,
                 risky_only: get(param::RISKY) == Some("1"),
             },
@@ -73,6 +77,7 @@ impl AuditFilter {
             (param::USER, &self.users),
             (param::FUN, &self.functions),
             (param::TARGET, &self.targets),
+            (param::MINION, &self.minions),
         ] {
             if !values.is_empty() {
                 out.push((name, values.join(",")));
@@ -219,6 +224,7 @@ pub fn audit_searches(
     event_filter.extend(any_of(&fields.event_user, &filter.users));
     event_filter.extend(any_of(&fields.event_fun, &filter.functions));
     event_filter.extend(exactly(&fields.event_target, &filter.targets));
+    event_filter.extend(any_of(&fields.event_targets, &filter.minions));
     let mut events = body(
         r#"{"size":$0,"track_total_hits":true,"query":{"bool":{"filter":$1}},"sort":[{"data._stamp":{"order":"desc","unmapped_type":"date"}},{$2:{"order":"desc","unmapped_type":"keyword"}}],"_source":$3}"#,
         &[
@@ -242,6 +248,11 @@ pub fn audit_searches(
     cache_filter.extend(any_of(&fields.cache_user, &filter.users));
     cache_filter.extend(any_of(&fields.cache_fun, &filter.functions));
     cache_filter.extend(exactly(&fields.cache_target, &filter.targets));
+    // The job cache's loads name no minions: under a minion filter they
+    // cannot say which jobs reached it, so none are listed from them.
+    if !filter.minions.is_empty() {
+        cache_filter.push(json!({"bool": {"must_not": {"match_all": {}}}}));
+    }
     let mut cache = body(
         r#"{"size":$0,"track_total_hits":true,"query":{"bool":{"filter":$1}},"sort":[{$2:{"order":"desc","unmapped_type":"keyword"}}],"_source":["jid","load.fun","load.arg","load.tgt","load.tgt_type","load.user","load._stamp"]}"#,
         &[
@@ -258,6 +269,7 @@ pub fn audit_searches(
     let returned = JobFilter {
         time: filter.time.clone(),
         functions: filter.functions.clone(),
+        minions: filter.minions.clone(),
         show_noisy: true,
         ..JobFilter::default()
     };
@@ -340,6 +352,11 @@ pub fn parse_audit(
                 config.event_index_pattern
             )
         });
+    }
+    if source == PublishSource::JobCache && !filter.minions.is_empty() {
+        page.notes.push(
+            "the job cache names no minions: a Minion filter reads the master's publish events only".into(),
+        );
     }
     page.source = Some(source);
     page.total = super::total_hits(&answer);

@@ -229,3 +229,53 @@ fn with_neither_index_the_page_says_what_to_turn_on() {
     assert!(page.entries.is_empty());
     assert!(page.notes[0].contains("event_return"));
 }
+
+#[test]
+fn a_minion_filter_reads_the_minions_each_job_reached_whatever_its_target() {
+    let (f, problems) = AuditFilter::from_query(|k| (k == "minion").then_some("web01*, db-02"));
+    assert!(problems.is_empty());
+    assert_eq!(f.minions, ["web01*", "db-02"]);
+    assert_eq!(
+        AuditFilter::from_query(|k| f
+            .to_query()
+            .into_iter()
+            .find(|(n, _)| *n == k)
+            .map(|(_, v)| &*v.leak()))
+        .0,
+        f
+    );
+    let s = audit_searches(&QueryContext::at(0), &f, None);
+    let events = s.events.unwrap().body.to_string();
+    assert!(
+        events.contains(r#"{"wildcard":{"data.minions.keyword":{"value":"web01*"}}}"#),
+        "{events}"
+    );
+    assert!(events.contains(r#""data.minions.keyword""#));
+    // The job cache names no minions: nothing from it under the filter.
+    let cache = s.job_cache.unwrap().body.to_string();
+    assert!(
+        cache.contains(r#"{"bool":{"must_not":{"match_all":{}}}}"#),
+        "{cache}"
+    );
+    // The jobs that returned are those the minions returned.
+    let returned = s.returned.unwrap().body.to_string();
+    assert!(returned.contains("minion.keyword"), "{returned}");
+    let page = parse_audit(
+        &AppConfig::default(),
+        &f,
+        None,
+        AuditAnswers {
+            events: Some(Ok(json!({"hits": {"hits": []}}))),
+            job_cache: Some(Ok(json!({"hits": {"hits": []}}))),
+            returned: Some(Ok(json!({"aggregations": {"jobs": {"value": 0}}}))),
+        },
+    )
+    .unwrap();
+    assert!(
+        page.notes
+            .iter()
+            .any(|n| n.contains("the job cache names no minions")),
+        "{:?}",
+        page.notes
+    );
+}
