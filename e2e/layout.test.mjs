@@ -136,3 +136,16 @@ test('at 1,024 px a state\'s function takes one line in the states table', async
   assert.ok(cells.some((c) => c.text.length >= 12), JSON.stringify(cells.map((c) => c.text)));
   for (const { text, lines } of cells) assert.equal(lines, 1, `"${text}" takes ${lines} lines`);
 });
+
+test('at 1,024 px an event\'s tag keeps its column when an event\'s data is open beside it', async () => {
+  const { page } = await b.newPage({ viewport: { width: 1024, height: 800 } });
+  await page.goto(url('/events?tag=salt/auth&time=all'));
+  const table = page.getByRole('table', { name: 'Events' });
+  await table.getByRole('cell', { name: 'salt/auth', exact: true }).first().waitFor();
+  // A minion's public key, a long line, opened beside the tags.
+  await table.getByText('data', { exact: true }).first().click();
+  await table.getByText(/BEGIN PUBLIC KEY/).first().waitFor();
+  for (const { text, lines } of await linesOf(table.locator('tbody tr td:nth-child(2)'))) {
+    assert.equal(lines, 1, `"${text}" takes ${lines} lines`);
+  }
+});
