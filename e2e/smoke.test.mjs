@@ -32,9 +32,10 @@ test('deep link is served by the SPA fallback', async () => {
 
 test('an address whose id cannot be a jid says so, and waits for nothing', async () => {
   const { page, errors } = await b.newPage();
-  for (const id of ['notajid', '99999999999999999999']) {
+  // Twenty digits that are no time are told apart from what is no number.
+  for (const [id, why] of [['notajid', ''], ['99999999999999999999', ' its digits are no time:']]) {
     await page.goto(url(`/job/${id}`));
-    await page.getByText(`“${id}” is not a Salt job id: a jid is 20 digits, the time the job started (YYYYMMDDhhmmssffffff).`).waitFor();
+    await page.getByText(`“${id}” is not a Salt job id:${why} a jid is 20 digits, the time the job started (YYYYMMDDhhmmssffffff).`).waitFor();
     assert.equal(await page.getByText(/Following this job live/).count(), 0);
   }
   errors.assertNone({ consoleOk: true });
