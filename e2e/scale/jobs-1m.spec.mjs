@@ -6,7 +6,7 @@
 //   BASE_URL=… ES_URL=… node --test e2e/scale/jobs-1m.spec.mjs
 import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
-import { openBrowser, url, screenshot, useIndexPrefix } from '../harness.mjs';
+import { openBrowser, url, screenshot, useIndexPrefix, eventually } from '../harness.mjs';
 
 const ES_URL = (process.env.ES_URL || 'http://127.0.0.1:9250').replace(/\/+$/, '');
 const PREFIX = process.env.GEN_PREFIX || 'saltgen';
@@ -136,5 +136,19 @@ test('high-risk only reads the audit trail on until it has a page of such lines,
   assert.ok(read > 100 || read === total, `read on past the first page: ${read} of ${total}`);
   const pages = Math.ceil(read / 100);
   assert.deepEqual(searches, [3, ...Array(pages - 1).fill(1)], 'a later page sends only the search it reads');
+  errors.assertNone();
+});
+
+test('a state drifting on many minions lists every one of them on request, each a link to its run', { timeout: 120000 }, async () => {
+  const { page, errors } = await generatedPage();
+  await page.goto(url('/drift'));
+  const table = page.getByRole('table', { name: 'Changing states' });
+  await table.getByRole('cell').first().waitFor({ timeout: 100000 });
+  // The most minions first: the first row is the widest.
+  const row = table.getByRole('row').nth(1);
+  const minions = Number(await row.getByRole('cell').nth(3).textContent());
+  assert.ok(minions > 10, `the widest drifting state is on ${minions} minions`);
+  await row.getByText(`and ${minions - 10} more`, { exact: true }).click();
+  await eventually(async () => (await row.getByRole('link').count()) === minions, `${minions} links`);
   errors.assertNone();
 });

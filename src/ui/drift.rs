@@ -92,8 +92,17 @@ fn Drifting(report: Arc<DriftReport>, filter: DriftFilter) -> impl IntoView {
     }
 }
 
+/// Each minion's newest run that changed the state.
+fn run_links(runs: &[(&String, &String)]) -> impl IntoView {
+    runs.iter()
+        .map(|(minion, jid)| view! { <a href=link::job_minion(jid, minion)>{(*minion).clone()}</a>" " })
+        .collect_view()
+}
+
 fn drift_row(s: &DriftingState) -> impl IntoView {
-    let more = s.minions.len().saturating_sub(RUN_LINKS);
+    let runs: Vec<(&String, &String)> = s.minions.iter().collect();
+    let shown = runs.len().min(RUN_LINKS);
+    let more = runs.len() - shown;
     view! {
         <tr>
             <td>{s.state_id.clone()}<div class="comment">{line_view(&s.name)}</div></td>
@@ -102,8 +111,11 @@ fn drift_row(s: &DriftingState) -> impl IntoView {
             <td>{s.minions.len()}</td>
             <td>{s.change_keys.join(", ")}</td>
             <td>
-                {s.minions.iter().take(RUN_LINKS).map(|(m, jid)| view! { <a href=link::job_minion(jid, m)>{m.clone()}</a>" " }).collect_view()}
-                {(more > 0).then(|| format!("and {more} more"))}
+                {run_links(&runs[..shown])}
+                // The rest on request: a state can drift on the whole fleet.
+                {(more > 0).then(|| view! {
+                    <details class="more-runs"><summary>{format!("and {more} more")}</summary>{run_links(&runs[shown..])}</details>
+                })}
             </td>
         </tr>
     }
