@@ -72,7 +72,10 @@ fn pattern_row(p: &FailurePattern) -> impl IntoView {
                 <a href=link::job_minion(&example.jid, &example.minion)>{format!("{} on {}", example.state_id, example.minion)}</a>
                 {pre_view(&example.comment, "comment")}
             </td>
-            <td>{p.jids.iter().map(|j| view! { <a href=link::job(j)>{j.clone()}</a>" " }).collect_view()}</td>
+            <td>
+                {p.jids.iter().map(|j| view! { <a href=link::job(j)>{j.clone()}</a>" " }).collect_view()}
+                {(p.jobs.len() > p.jids.len()).then(|| format!("and {} more jobs", p.jobs.len() - p.jids.len()))}
+            </td>
         </tr>
     }
 }

@@ -112,6 +112,8 @@ pub struct FailurePattern {
     pub example: FailureExample,
     /// Jobs it happened in, newest first (at most [`JOBS_KEPT`]).
     pub jids: Vec<String>,
+    /// Every job it happened in, the ones past [`JOBS_KEPT`] too.
+    pub jobs: BTreeSet<String>,
 }
 
 /// Job links kept per pattern.
@@ -188,12 +190,13 @@ impl FailureGrouper {
                     comment: comment.to_string(),
                 },
                 jids: Vec::new(),
+                jobs: BTreeSet::new(),
             });
         group.minions.insert(doc.minion.clone());
         group.occurrences += 1;
         group.first_ms = group.first_ms.min(at).or(at).or(group.first_ms);
         group.last_ms = group.last_ms.max(at);
-        if group.jids.len() < JOBS_KEPT && !group.jids.contains(&doc.jid) {
+        if group.jobs.insert(doc.jid.clone()) && group.jids.len() < JOBS_KEPT {
             group.jids.push(doc.jid.clone());
         }
     }
@@ -456,5 +459,36 @@ mod tests {
         assert!(first.first_ms < first.last_ms);
         assert_eq!(report.patterns.len(), 3);
         assert!(report.patterns.iter().any(|p| p.function == "(render)"));
+    }
+
+    #[test]
+    fn a_pattern_counts_every_job_it_happened_in_beyond_the_links_kept() {
+        let mut g = FailureGrouper::default();
+        for jid in 0..25 {
+            g.add(&failed_run(
+                &format!("{}", 100 - jid),
+                "web01",
+                "2026-12-03T10:00:00+00:00",
+                "disk /var is full",
+            ));
+        }
+        // The same job again, on another minion: one job, not two.
+        g.add(&failed_run(
+            "100",
+            "web02",
+            "2026-12-03T10:00:00+00:00",
+            "disk /var is full",
+        ));
+        let report = g.report(ScanEnd {
+            read: 26,
+            total: Some(26),
+            stopped_short: None,
+        });
+        let p = &report.patterns[0];
+        assert_eq!(
+            (p.jids.len(), p.jobs.len(), p.occurrences),
+            (JOBS_KEPT, 25, 26)
+        );
+        assert_eq!(p.jids[0], "100", "newest first");
     }
 }
