@@ -152,3 +152,15 @@ test('a state drifting on many minions lists every one of them on request, each 
   await eventually(async () => (await row.getByRole('link').count()) === minions, `${minions} links`);
   errors.assertNone();
 });
+
+test('a failure pattern seen in more jobs than it links says how many more', { timeout: 120000 }, async () => {
+  const { page, errors } = await generatedPage();
+  await page.goto(url('/failures?time=all'));
+  const table = page.getByRole('table', { name: 'Failure patterns' });
+  await table.getByRole('cell').first().waitFor({ timeout: 100000 });
+  const jobs = table.getByRole('row').filter({ hasText: /and \d+ more jobs/ }).first().getByRole('cell').last();
+  await jobs.waitFor();
+  assert.equal(await jobs.getByRole('link').count(), 10, 'ten jobs linked');
+  assert.match(await jobs.textContent(), /and [1-9]\d* more jobs$/);
+  errors.assertNone();
+});
