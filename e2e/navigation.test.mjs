@@ -95,6 +95,27 @@ test('back and forward set the Time list to the range in the address, and a rang
   errors.assertNone();
 });
 
+test('stepping through the Time list with the arrow keys applies the range settled on, once', async () => {
+  const { page, errors } = await b.newPage();
+  await page.goto(url('/'));
+  await page.getByRole('table', { name: 'Jobs' }).waitFor();
+  const time = page.getByRole('search', { name: 'Filter' }).getByLabel('Time');
+  await time.focus();
+  const before = await page.evaluate(() => history.length);
+  // 7d, then 30d, then all: each step a change event in Chromium.
+  await page.keyboard.press('ArrowDown');
+  await page.keyboard.press('ArrowDown');
+  await page.keyboard.press('Enter');
+  await page.waitForURL(/time=all/);
+  await page.getByRole('table', { name: 'Jobs' }).and(page.locator('[aria-busy=false]')).waitFor();
+  assert.equal(await page.evaluate(() => history.length), before + 1, 'one history entry for the range settled on');
+  // Left alone, a step is applied once it stands.
+  await page.keyboard.press('ArrowUp');
+  await page.waitForURL(/time=30d/);
+  assert.equal(await page.evaluate(() => history.length), before + 2);
+  errors.assertNone();
+});
+
 test('a custom range typed in the form takes in its end date\'s whole day, as the same range in a link does', async () => {
   const { page, errors } = await b.newPage();
   // The day the real Salt data was written, from one of its jids.

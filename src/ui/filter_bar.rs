@@ -9,6 +9,7 @@ use saltscope_core::query::filter::{JobFilter, OutcomeFilter, TimeRange, TIME_PR
 use saltscope_core::route::{param, query_string};
 use saltscope_core::time::iso_millis;
 
+use super::choice::SettledChoice;
 use super::location::{use_location, use_navigate, use_query_map, NavigateOptions};
 use super::prefs::use_prefs;
 
@@ -124,6 +125,8 @@ pub fn FilterBar(
         );
     });
 
+    let outcome_choice = SettledChoice::new(apply, None);
+    let time_choice = SettledChoice::new(apply, Some(custom_time));
     let prefs = use_prefs();
     let noisy_list = move || {
         prefs
@@ -155,7 +158,8 @@ pub fn FilterBar(
             </datalist>
             {fields.outcome.then(|| view! {
                 <label>"Outcome "
-                    <select node_ref=outcome name="outcome" on:change=move |_| apply.run(())
+                    <select node_ref=outcome name="outcome"
+                        on:keydown=outcome_choice.on_key() on:change=outcome_choice.on_change() on:blur=outcome_choice.on_blur()
                         prop:value=move || filter().outcome.to_param()>
                         <option value="all" selected=move || filter().outcome == OutcomeFilter::All>"all"</option>
                         <option value="failed" selected=move || filter().outcome == OutcomeFilter::AnyFailed>"any minion failed"</option>
@@ -166,9 +170,7 @@ pub fn FilterBar(
             <label>"Time "
                 <select node_ref=time name="time"
                     prop:value=move || if custom_time.get() { "custom".to_string() } else { filter().time.to_param() }
-                    on:change=move |ev| {
-                        if event_target_value(&ev) == "custom" { custom_time.set(true) } else { apply.run(()) }
-                    }>
+                    on:keydown=time_choice.on_key() on:change=time_choice.on_change() on:blur=time_choice.on_blur()>
                     {TIME_PRESETS.iter().map(|(key, label, _)| {
                         let key = *key;
                         view! { <option value=key selected=move || filter().time.to_param() == key && !custom_time.get()>{*label}</option> }
@@ -241,9 +243,11 @@ pub fn TimeSelect(
     current: Signal<String>,
     apply: UnsyncCallback<()>,
 ) -> impl IntoView {
+    let choice = SettledChoice::new(apply, None);
     view! {
         <label>"Time "
-            <select node_ref=select name="time" on:change=move |_| apply.run(())
+            <select node_ref=select name="time"
+                on:keydown=choice.on_key() on:change=choice.on_change() on:blur=choice.on_blur()
                 prop:value=move || current.get()>
                 {TIME_PRESETS.iter().map(|(key, label, _)| {
                     let key = *key;

@@ -3,6 +3,7 @@
 //! draws the answer; components draw what they are given.
 
 mod audit;
+mod choice;
 mod compare;
 mod credentials;
 mod drift;
