@@ -259,13 +259,15 @@ test('the audit trail answers who touched a minion: jobs that reached it through
   const rm = manifest.risky_rm;
   assert.equal(rm.tgt, 'web0*', 'a glob, not the minion\'s name');
   await page.goto(url('/audit'));
+  const trail = page.getByRole('table', { name: 'Audit trail' });
+  await trail.getByRole('link', { name: manifest.missing_minion.jid }).waitFor();
   const form = page.getByRole('search', { name: 'Filter' });
   await form.getByLabel('Minion').fill('web01.prod.example.com');
   await form.getByRole('button', { name: 'Apply' }).click();
   await page.waitForURL(/minion=web01\.prod\.example\.com/);
-  const trail = page.getByRole('table', { name: 'Audit trail' });
+  // The unfiltered trail stays until the filtered one is drawn: a job sent
+  // to db-02 and offline-05 only leaves it, the rm -rf on web0* stays.
+  await trail.getByRole('link', { name: manifest.missing_minion.jid }).waitFor({ state: 'detached' });
   await trail.getByRole('link', { name: rm.jid }).waitFor();
-  const missing = manifest.missing_minion.jid;
-  assert.equal(await trail.getByRole('link', { name: missing }).count(), 0, 'a job sent to db-02 and offline-05 only');
   errors.assertNone();
 });
