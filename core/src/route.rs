@@ -153,17 +153,17 @@ pub struct JobListUrl {
 }
 
 impl JobListUrl {
-    /// Reads the URL; what does not read is explained and left at its default.
+    /// Reads the URL; what does not read is left at its default, and the
+    /// page's own problems (its cursor) are explained. The filter's are
+    /// [`JobFilter::from_query`]'s, which the filter bar shows.
     pub fn from_query<'a>(get: impl Fn(&str) -> Option<&'a str>) -> (JobListUrl, Vec<String>) {
-        let (filter, mut problems) = JobFilter::from_query(&get);
         let (cursor, problem) = Cursor::from_query(&get);
-        problems.extend(problem);
         let url = JobListUrl {
-            filter,
+            filter: JobFilter::from_query(&get).0,
             cursor,
             refresh: Refresh::parse(get(param::REFRESH).unwrap_or("")),
         };
-        (url, problems)
+        (url, problem.into_iter().collect())
     }
 
     pub fn to_query(&self) -> Vec<(&'static str, String)> {

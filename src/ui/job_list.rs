@@ -4,7 +4,6 @@ use std::time::Duration;
 use leptos::prelude::*;
 use saltscope_core::export::{ExportKind, ViewFilter};
 use saltscope_core::query::filter::{JobFilter, TimeRange};
-use saltscope_core::query::job::not_a_jid;
 use saltscope_core::query::jobs::{Cursor, JobListPage, JobListRequest, JobSummary};
 use saltscope_core::route::{link, param, JobListUrl, Refresh};
 use saltscope_core::text::counted;
@@ -146,17 +145,17 @@ pub fn JobList(fixed_minion: Option<String>) -> impl IntoView {
         );
     };
     let minion_fixed = fixed_minion.is_some();
-    // The filter bar explains the filter's own problems; the page's are here.
-    let query = use_query_map();
-    let cursor_problem = Memo::new(move |_| query.with(|q| Cursor::from_query(|k| q.get_str(k)).1));
 
     view! {
         <FilterBar suggestions=suggestions
             fields=FilterFields { jid: true, minion: !minion_fixed, function: true, outcome: true }
             keep=vec![param::REFRESH]/>
-        {move || cursor_problem.get().map(|p| view! {
-            <ul class="notes" aria-label="Link problems"><li>{format!("Ignored in the link: {p}")}</li></ul>
-        })}
+        // The filter bar explains the filter's own problems; the page's are here.
+        {move || url.with(|(_, problems)| (!problems.is_empty()).then(|| view! {
+            <ul class="notes" aria-label="Link problems">
+                {problems.iter().map(|p| view! { <li>{format!("Ignored in the link: {p}")}</li> }).collect_view()}
+            </ul>
+        }))}
         <div class="list-tools">
             <span class="count" aria-live="polite">{move || jobs.ok().map(|p| count_line(&p)).unwrap_or_default()}</span>
             {move || jobs.loading.get().then(|| view! { <span class="loading">"Loading…"</span> })}
@@ -179,7 +178,7 @@ pub fn JobList(fixed_minion: Option<String>) -> impl IntoView {
             <p class="notice">"No jobs match. Widen the time range or the filter, or check that the index pattern in config.json matches the returner's indices."</p>
             // The list is made of returns: a job no minion answered is only
             // on its own page, from the master's publish record and events.
-            {filter.get().jid.filter(|j| not_a_jid(j).is_none()).map(|j| view! {
+            {filter.get().jid.filter(|j| jid_start_ms(j).is_some()).map(|j| view! {
                 <p class="notice">"No minion's return holds job " <a href=link::job(&j)>{j.clone()}</a>
                     ": its page shows what the master published and which minions did not answer."</p>
             })}

@@ -226,11 +226,11 @@ impl DriftCounter {
             let source = hit.get("_source").unwrap_or(&Value::Null);
             let summary = RunSummary::from_pipeline(source)
                 .unwrap_or_else(|| RunSummary::of_return(&doc, source.get("data")));
-            let Some(states) = summary.changed_states() else {
-                run_sls.push(summary.sls);
+            let changed_states = summary.changed_states();
+            run_sls.push(summary.sls);
+            let Some(states) = changed_states else {
                 continue;
             };
-            run_sls.push(summary.sls.clone());
             for run in states.runs.iter().filter(|r| r.changed()) {
                 let id = run.identity();
                 let e = changed.entry(id.clone()).or_insert((0, doc.jid.clone()));

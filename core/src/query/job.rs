@@ -42,8 +42,11 @@ pub fn not_a_jid(jid: &str) -> Option<String> {
     crate::time::jid_start_ms(jid).is_none().then(|| {
         let shown = crate::text::short_line(jid).unwrap_or_else(|| jid.to_string());
         // Twenty digits that are no date (month 13) are told apart.
-        let digits = jid.len() == 20 && jid.bytes().all(|b| b.is_ascii_digit());
-        let no_time = if digits { " its digits are no time:" } else { "" };
+        let no_time = if super::filter::is_whole_jid(jid) {
+            " its digits are no time:"
+        } else {
+            ""
+        };
         format!(
             "“{shown}” is not a Salt job id:{no_time} a jid is 20 digits, the time the job started (YYYYMMDDhhmmssffffff)."
         )

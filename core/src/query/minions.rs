@@ -174,8 +174,6 @@ pub fn parse_minions(answer: SearchAnswer) -> Result<MinionPage, EngineError> {
     Ok(page)
 }
 
-/// The latest return of one function on every minion (composite on minion
-/// with a `top_hits` of one), paged by minion id.
 /// The most minions "failing now" is counted over: the engine's terms
 /// buckets, one per minion, before it keeps only the failing ones.
 pub const FAILING_NOW_LIMIT: usize = 10_000;
@@ -189,11 +187,12 @@ pub enum LatestOf {
     Failing,
 }
 
-/// One search for a function's page: each minion's latest return (a page of
-/// them, or the failing ones), how many minions ran it, and how many of
-/// them failed in their latest run — counted by the engine over the whole
-/// fleet (a minion's newest failed return as new as its newest return),
-/// not over the page.
+/// One search for a function's page: each minion's latest return (a
+/// composite on minion with a `top_hits` of one, paged by minion id; or the
+/// failing ones), how many minions ran it, and how many of them failed in
+/// their latest run — counted by the engine over the whole fleet (a
+/// minion's newest failed return as new as its newest return), not over
+/// the page.
 pub fn latest_by_minion_search(
     ctx: &QueryContext,
     fun: &str,

@@ -49,11 +49,12 @@ impl Cursor {
     /// The page a link names; a cursor that is no jid (digits, with `_<pid>`
     /// under `unique_jid`) is explained and the newest page shown.
     pub fn from_query<'a>(get: impl Fn(&str) -> Option<&'a str>) -> (Cursor, Option<String>) {
-        let (name, jid) = match (get(param::AFTER), get(param::BEFORE)) {
-            (Some(a), _) if !a.is_empty() => (param::AFTER, a),
-            (_, Some(b)) if !b.is_empty() => (param::BEFORE, b),
-            _ => return (Cursor::Newest, None),
-        };
+        let (name, jid, cursor): (_, _, fn(String) -> Cursor) =
+            match (get(param::AFTER), get(param::BEFORE)) {
+                (Some(a), _) if !a.is_empty() => (param::AFTER, a, Cursor::After),
+                (_, Some(b)) if !b.is_empty() => (param::BEFORE, b, Cursor::Before),
+                _ => return (Cursor::Newest, None),
+            };
         if !jid.bytes().all(|b| b.is_ascii_digit() || b == b'_') {
             let shown = crate::text::short_line(jid).unwrap_or_else(|| jid.to_string());
             return (
@@ -63,12 +64,7 @@ impl Cursor {
                 )),
             );
         }
-        let cursor = if name == param::AFTER {
-            Cursor::After(jid.to_string())
-        } else {
-            Cursor::Before(jid.to_string())
-        };
-        (cursor, None)
+        (cursor(jid.to_string()), None)
     }
 
     pub fn to_query(&self) -> Option<(&'static str, String)> {
