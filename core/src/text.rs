@@ -175,6 +175,12 @@ pub fn short_line(text: &str) -> Option<String> {
     Some(format!("{}…", &text[..cut]))
 }
 
+/// `text`, or its [`short_line`] when long: an id quoted in a message or a
+/// title.
+pub fn line_shown(text: &str) -> String {
+    short_line(text).unwrap_or_else(|| text.to_string())
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -346,6 +346,12 @@ pub fn query_string(q: &str) -> Value {
     )
 }
 
+/// Digits and `_` only: a jid, its beginning, or one with the `_<pid>` of
+/// `unique_jid` — what a link may page from or filter by.
+pub fn is_jid_text(text: &str) -> bool {
+    text.bytes().all(|b| b.is_ascii_digit() || b == b'_')
+}
+
 /// A 20-digit jid, optionally with the `_<pid>` of `unique_jid`.
 pub fn is_whole_jid(jid: &str) -> bool {
     let digits = jid.split('_').next().unwrap_or("");

@@ -55,8 +55,8 @@ impl Cursor {
                 (_, Some(b)) if !b.is_empty() => (param::BEFORE, b, Cursor::Before),
                 _ => return (Cursor::Newest, None),
             };
-        if !jid.bytes().all(|b| b.is_ascii_digit() || b == b'_') {
-            let shown = crate::text::short_line(jid).unwrap_or_else(|| jid.to_string());
+        if !super::filter::is_jid_text(jid) {
+            let shown = crate::text::line_shown(jid);
             return (
                 Cursor::Newest,
                 Some(format!(
