@@ -38,7 +38,10 @@ impl PublishInfo {
     /// Reads a `salt/job/<jid>/new` event document's `_source`.
     pub fn from_event(source: &Value) -> Option<PublishInfo> {
         let tag = source.get("tag")?.as_str()?;
-        let jid = tag.strip_prefix("salt/job/")?.strip_suffix("/new")?;
+        let jid = tag
+            .strip_prefix("salt/job/")
+            .or_else(|| tag.strip_prefix("salt/run/"))?
+            .strip_suffix("/new")?;
         let data = source.get("data")?;
         let mut info = PublishInfo::read(jid, data, PublishSource::Event);
         let names = |key: &str| {
@@ -79,8 +82,10 @@ impl PublishInfo {
         PublishInfo {
             jid: jid.to_string(),
             fun: text("fun"),
+            // A runner's publish event names them `fun_args`.
             args: load
                 .get("arg")
+                .or_else(|| load.get("fun_args"))
                 .and_then(Value::as_array)
                 .map(|args| args.iter().flat_map(cli_args).collect())
                 .unwrap_or_default(),
@@ -232,9 +237,30 @@ mod tests {
     }
 
     #[test]
+    fn a_runners_new_event_is_its_publish_data() {
+        // As the master's event bus wrote it for `salt-run jobs.lookup_jid`.
+        let info = PublishInfo::from_event(&json!({
+            "tag": "salt/run/20261207203341844964/new",
+            "data": {"fun": "runner.jobs.lookup_jid", "jid": "20261207203341844964", "user": "root",
+                "fun_args": ["20261207203023500239"], "_stamp": "2026-12-07T20:33:42.133894+00:00"}
+        }))
+        .unwrap();
+        assert_eq!(info.jid, "20261207203341844964");
+        assert_eq!(info.fun.as_deref(), Some("runner.jobs.lookup_jid"));
+        assert_eq!(info.user.as_deref(), Some("root"));
+        assert_eq!(info.args, ["20261207203023500239"]);
+        assert_eq!(
+            info.stamp.as_deref(),
+            Some("2026-12-07T20:33:42.133894+00:00")
+        );
+        assert_eq!(info.minions, None);
+    }
+
+    #[test]
     fn other_events_are_not_publish_events() {
         assert!(PublishInfo::from_event(&json!({"tag": "salt/job/1/ret/m", "data": {}})).is_none());
         assert!(PublishInfo::from_event(&json!({"tag": "salt/auth", "data": {}})).is_none());
+        assert!(PublishInfo::from_event(&json!({"tag": "salt/run/1/ret", "data": {}})).is_none());
     }
 
     #[test]

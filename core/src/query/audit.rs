@@ -425,31 +425,13 @@ pub fn parse_audit(
 }
 
 fn entry_from_event(source: &Value) -> Option<AuditEntry> {
-    if let Some(info) = PublishInfo::from_event(source) {
-        return Some(entry_from_publish(info, AuditKind::Job));
-    }
-    // `salt/run/<jid>/new`: {fun, fun_args, jid, user, _stamp}.
-    let tag = source.get("tag")?.as_str()?;
-    let jid = tag.strip_prefix("salt/run/")?.strip_suffix("/new")?;
-    let data = source.get("data")?;
-    let text = |k: &str| data.get(k).map(scalar_text).filter(|s| !s.is_empty());
-    Some(AuditEntry {
-        jid: jid.to_string(),
-        kind: AuditKind::Runner,
-        stamp: text("_stamp"),
-        user: text("user"),
-        fun: text("fun"),
-        args: data
-            .get("fun_args")
-            .and_then(Value::as_array)
-            .map(|a| a.iter().map(scalar_text).collect())
-            .unwrap_or_default(),
-        target: None,
-        target_type: None,
-        targeted: None,
-        source: PublishSource::Event,
-        risks: Vec::new(),
-    })
+    // `salt/job/<jid>/new`, or a runner's `salt/run/<jid>/new`.
+    let info = PublishInfo::from_event(source)?;
+    let kind = match info.minions {
+        None if source.get("tag")?.as_str()?.starts_with("salt/run/") => AuditKind::Runner,
+        _ => AuditKind::Job,
+    };
+    Some(entry_from_publish(info, kind))
 }
 
 fn entry_from_publish(p: PublishInfo, kind: AuditKind) -> AuditEntry {

@@ -51,16 +51,14 @@ impl JobTimeline {
         sort::sort_by(&mut events, |a, b| {
             a.stamp_ms.cmp(&b.stamp_ms).then_with(|| a.tag.cmp(&b.tag))
         });
-        let kind = |e: &EventDoc| {
-            let last = e.tag.rsplit('/').next().unwrap_or("");
-            match e.family {
-                "salt/job/*/new" => TimelineKind::Published,
-                "salt/job/*/publish" => TimelineKind::Sent,
-                "salt/job/*/ret/*" => TimelineKind::Returned { failed: e.failed },
-                "salt/job/*/prog/*" => TimelineKind::Progress,
-                _ if last == "new" => TimelineKind::Published,
-                _ => TimelineKind::Other,
-            }
+        // A batch's own events (`salt/batch/<jid>/new`, `progress`,
+        // `complete`) are others: the job is published by the master.
+        let kind = |e: &EventDoc| match e.family {
+            "salt/job/*/new" | "salt/run/*/new" => TimelineKind::Published,
+            "salt/job/*/publish" => TimelineKind::Sent,
+            "salt/job/*/ret/*" => TimelineKind::Returned { failed: e.failed },
+            "salt/job/*/prog/*" => TimelineKind::Progress,
+            _ => TimelineKind::Other,
         };
         let start = events
             .iter()
@@ -189,5 +187,32 @@ mod tests {
             "two returns: no one is slow"
         );
         assert!(JobTimeline::of(Vec::new()).is_empty());
+    }
+
+    #[test]
+    fn a_runner_is_published_by_its_new_event_and_a_batch_shows_its_progress() {
+        let runner = JobTimeline::of(vec![
+            ev("salt/run/1/new", "2026-12-03T10:00:00Z", json!({})),
+            ev("salt/run/1/ret", "2026-12-03T10:00:02Z", json!({})),
+        ]);
+        let kinds: Vec<_> = runner.entries.iter().map(|e| e.kind.clone()).collect();
+        assert_eq!(kinds, [TimelineKind::Published, TimelineKind::Other]);
+        // `salt -b 2`: the batch starts before the master publishes its
+        // first sub-job; its progress events are listed, not publishes.
+        let batch = JobTimeline::of(vec![
+            ev("salt/batch/1/new", "2026-12-03T10:00:00Z", json!({})),
+            ev("salt/job/1/new", "2026-12-03T10:00:01Z", json!({})),
+            ev("salt/batch/1/progress", "2026-12-03T10:00:03Z", json!({})),
+        ]);
+        let kinds: Vec<_> = batch.entries.iter().map(|e| e.kind.clone()).collect();
+        assert_eq!(
+            kinds,
+            [
+                TimelineKind::Other,
+                TimelineKind::Published,
+                TimelineKind::Other
+            ]
+        );
+        assert_eq!(batch.entries[2].after_ms, Some(2000));
     }
 }
