@@ -108,6 +108,19 @@ test('filters by minion, by jid and by failed returns, all in the URL', async ()
   errors.assertNone();
 });
 
+test('a link whose jid, failed flag or cursor does not read says so and shows the newest events', async () => {
+  const { page, errors } = await b.newPage();
+  await page.goto(url('/events?time=all&jid=abc&failed=yes&after=garbage'));
+  for (const line of [
+    'Ignored in the link: failed=yes: not 1 (failed returns only) or 0; every event is shown',
+    "Ignored in the link: jid=abc: no Salt job id (20 digits, or their beginning); every job's events are shown",
+    'Ignored in the link: after=garbage: no event to page from; the newest events are shown',
+  ]) await page.getByText(line, { exact: true }).waitFor();
+  await settled(page);
+  assert.ok((await shown(page)).length > 0, 'the newest events, not "No events match"');
+  errors.assertNone();
+});
+
 test('the minion filter finds every event whose Minion column names that minion', async () => {
   // minion/refresh/<id> and resource/refresh/<id> carry the minion in the
   // tag only (no data.id): the column reads it there, so must the filter.

@@ -41,7 +41,10 @@ pub fn EventsPage() -> impl IntoView {
     view! {
         <h1>"Events"</h1>
         <EventFilterBar filter=Signal::derive(current)/>
-        {move || (!filter.get().1.is_empty()).then(|| view! { <Notes notes=filter.get().1/> })}
+        {move || {
+            let ignored = filter.get().1.iter().map(|p| format!("Ignored in the link: {p}")).collect();
+            view! { <Notes notes=ignored/> }
+        }}
         <ExportPanel kinds=vec![ExportKind::Events] filter=Signal::derive(move || ViewFilter::Events(current()))/>
         {move || match (page.error(), page.ok()) {
             (Some(e), _) => view! { <ErrorPanel error=e retry=page.retry()/> }.into_any(),

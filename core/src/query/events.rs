@@ -49,11 +49,34 @@ impl EventFilter {
                 TimeRange::default()
             }
         };
+        // What does not read is said and left out, as the job list does.
+        let shown = crate::text::line_shown;
+        let failed = text(param::FAILED);
+        if let Some(f) = failed.filter(|f| !matches!(*f, "1" | "0")) {
+            problems.push(format!(
+                "failed={}: not 1 (failed returns only) or 0; every event is shown",
+                shown(f)
+            ));
+        }
+        let jid = text(param::JID);
+        let no_jid = jid.filter(|j| !super::filter::is_jid_text(j));
+        if let Some(j) = no_jid {
+            problems.push(format!(
+                "jid={}: no Salt job id (20 digits, or their beginning); every job's events are shown",
+                shown(j)
+            ));
+        }
+        if let Some(a) = text(param::AFTER).filter(|a| EventCursor::parse(a).is_none()) {
+            problems.push(format!(
+                "after={}: no event to page from; the newest events are shown",
+                shown(a)
+            ));
+        }
         let filter = EventFilter {
             tags: list(param::TAG),
             minions: list(param::MINION),
-            jid: text(param::JID).map(str::to_string),
-            failed_only: text(param::FAILED) == Some("1"),
+            jid: jid.filter(|_| no_jid.is_none()).map(str::to_string),
+            failed_only: failed == Some("1"),
             time,
             text: text(param::TEXT).map(str::to_string),
         };
@@ -367,6 +390,31 @@ mod tests {
         ] {
             assert!(q.contains(part), "{part} in {q}");
         }
+    }
+
+    #[test]
+    fn what_a_link_gets_wrong_is_said_and_left_out() {
+        let read = |pairs: &[(&str, &str)]| {
+            EventFilter::from_query(|n| pairs.iter().find(|(k, _)| *k == n).map(|(_, v)| *v))
+        };
+        let (f, problems) = read(&[("jid", "abc"), ("failed", "yes"), ("after", "garbage")]);
+        assert_eq!((f.jid, f.failed_only), (None, false));
+        assert_eq!(
+            problems,
+            [
+                "failed=yes: not 1 (failed returns only) or 0; every event is shown",
+                "jid=abc: no Salt job id (20 digits, or their beginning); every job's events are shown",
+                "after=garbage: no event to page from; the newest events are shown",
+            ]
+        );
+        // The beginning of a jid, `failed=0` and a cursor the view wrote read.
+        let (f, problems) = read(&[
+            ("jid", "20261202"),
+            ("failed", "0"),
+            ("after", "1:0:salt/auth"),
+        ]);
+        assert_eq!(f.jid.as_deref(), Some("20261202"));
+        assert!(problems.is_empty(), "{problems:?}");
     }
 
     #[test]
