@@ -9,7 +9,7 @@ import assert from 'node:assert/strict';
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
-import { openBrowser, url, jobRows } from './harness.mjs';
+import { openBrowser, url, jobRows, eventually } from './harness.mjs';
 
 const ES_URL = (process.env.ES_URL || 'http://127.0.0.1:9250').replace(/\/+$/, '');
 let b;
@@ -274,6 +274,56 @@ test('a second export lets the first file go: its download URL is revoked', asyn
   assert.notEqual(second, first);
   assert.notEqual(await download(first), null, 'the first URL is revoked');
   assert.equal(await download(second), null);
+  errors.assertNone();
+});
+
+test('leaving the page while an export runs asks first, and staying keeps the export', async () => {
+  const { page, errors } = await b.newPage({ acceptDownloads: true });
+  errors.ignore(PIT_PROBE);
+  const views = page.getByRole('navigation', { name: 'Views' });
+  // Minions first: Back has a view to go to.
+  await page.goto(url('/minions'));
+  await page.getByRole('heading', { name: 'Minions' }).waitFor();
+  await views.getByRole('link', { name: 'Jobs' }).click();
+  await jobRows(page).first().waitFor();
+  // The export's pages wait until released: it runs while the person clicks.
+  let release;
+  const held = new Promise((r) => { release = r; });
+  await page.route((u) => /\/_search$/.test(u.pathname), async (route) => { await held; await route.continue(); });
+  const panel = await openExport(page);
+  await panel.getByLabel('Export', { exact: true }).selectOption('returns');
+  await panel.getByRole('button', { name: 'Start export' }).click();
+  await panel.getByRole('button', { name: 'Cancel' }).waitFor();
+  const asked = [];
+  page.on('dialog', (d) => { asked.push(d.message()); d.dismiss(); });
+  await views.getByRole('link', { name: 'Minions' }).click();
+  await eventually(() => asked.length === 1, 'asked before following a link');
+  assert.equal(asked[0], 'An export is running: leaving this page cancels it, and its file is lost.');
+  assert.equal(new URL(page.url()).pathname, '/', 'stayed');
+  // Back is asked about too; staying puts the address back.
+  await page.evaluate(() => history.back());
+  await eventually(() => asked.length === 2, 'asked before going back');
+  await page.waitForURL((u) => u.pathname === '/');
+  await panel.getByRole('button', { name: 'Cancel' }).waitFor();
+  // A new filter within the view keeps the panel and its export: nothing
+  // asked, and the file says it holds what the filter matched before.
+  const form = page.getByRole('search', { name: 'Filter' });
+  await form.getByLabel('Function', { exact: true }).fill('test.version');
+  await form.getByRole('button', { name: 'Apply' }).click();
+  await page.waitForURL(/fun=test\.version/);
+  await panel.getByRole('button', { name: 'Cancel' }).waitFor();
+  release();
+  await panel.getByRole('link', { name: /^Download saltscope-/ }).waitFor();
+  const moved = panel.getByText("The view's filter changed after this export started");
+  await moved.waitFor();
+  // Again, for the view as it is: the file is of this filter.
+  await panel.getByRole('button', { name: 'Start export' }).click();
+  await moved.waitFor({ state: 'detached' });
+  await panel.getByRole('link', { name: /^Download saltscope-/ }).waitFor();
+  // Done: nothing to lose, nothing asked.
+  await views.getByRole('link', { name: 'Minions' }).click();
+  await page.getByRole('heading', { name: 'Minions' }).waitFor();
+  assert.equal(asked.length, 2);
   errors.assertNone();
 });
 

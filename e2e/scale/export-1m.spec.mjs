@@ -168,7 +168,10 @@ test('leaving the page at about 30 % of an export cancels it, closes its point i
   await eventually(async () => Number((await bar.getAttribute('value').catch(() => '0')) || 0) >= 0.3,
     'the export reaches 30 %', { timeout: 120000 });
   assert.equal((await openPits()).length, 1);
+  // Asked first (e2e/export.test.mjs holds what staying does): leaving.
+  const asked = new Promise((resolve) => page.once('dialog', (d) => { resolve(d.message()); d.accept(); }));
   await page.getByRole('navigation', { name: 'Views' }).getByRole('link', { name: 'Minions' }).click();
+  assert.match(await asked, /^An export is running/);
   await page.getByRole('heading', { name: 'Minions' }).waitFor();
   await eventually(async () => (await openPits()).length === 0, 'the point in time closed when the panel went', { timeout: 10000 });
   // The app still works after the panel went away mid-export.

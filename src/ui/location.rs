@@ -20,6 +20,8 @@ pub struct Location {
     address: RwSignal<Address>,
     pub pathname: Memo<String>,
     pub query: Memo<QueryMap>,
+    /// What leaving this view would lose (see [`warn_before_leaving`]).
+    leave_warning: RwSignal<Option<&'static str>>,
 }
 
 #[derive(Clone, Debug, PartialEq)]
@@ -63,13 +65,42 @@ pub fn provide_location() {
         address,
         pathname: Memo::new(move |_| address.with(|a| a.path.clone())),
         query: Memo::new(move |_| address.with(|a| QueryMap::parse(&a.search))),
+        leave_warning: RwSignal::new(None),
     };
     provide_context(location);
-    let popstate = window_event_listener(ev::popstate, move |_| address.set(Address::current()));
+    let popstate = window_event_listener(ev::popstate, move |_| {
+        let to = Address::current();
+        if location.may_leave_for(&to.path) {
+            address.set(to);
+        } else if let Ok(history) = window().history() {
+            // Staying: the browser has moved back already; the view's own
+            // address goes on top of the history again.
+            let here = address.with_untracked(|a| format!("{}{}", a.path, a.search));
+            let _ = history.push_state_with_url(&JsValue::NULL, "", Some(&here));
+        }
+    });
     let click = window_event_listener(ev::click, move |ev| location.follow_link(&ev));
+    // A reload, closing the tab, another site: the browser's own question.
+    let unload = window_event_listener(ev::beforeunload, move |ev| {
+        if location.leave_warning.get_untracked().is_some() {
+            ev.prevent_default();
+        }
+    });
     on_cleanup(move || {
         popstate.remove();
         click.remove();
+        unload.remove();
+    });
+}
+
+/// While `warning` gives a message, leaving the view asks first: a link to
+/// another view (a link within it keeps it, and what runs there), a
+/// reload, closing the tab, back and forward.
+pub fn warn_before_leaving(warning: impl Fn() -> Option<&'static str> + 'static) {
+    let slot = use_location().leave_warning;
+    Effect::new(move |_| slot.set(warning()));
+    on_cleanup(move || {
+        slot.try_set(None);
     });
 }
 
@@ -88,6 +119,16 @@ pub fn use_navigate() -> impl Fn(&str, NavigateOptions) + Clone + 'static {
 }
 
 impl Location {
+    /// Whether the view may go for `path`: asked when that is another view
+    /// and leaving this one would lose something.
+    fn may_leave_for(self, path: &str) -> bool {
+        let elsewhere = self.address.with_untracked(|a| a.path != path);
+        match self.leave_warning.get_untracked().filter(|_| elsewhere) {
+            Some(warning) => window().confirm_with_message(warning).unwrap_or(true),
+            None => true,
+        }
+    }
+
     fn navigate(self, to: &str, options: NavigateOptions) {
         let window = window();
         let Ok(history) = window.history() else {
@@ -149,6 +190,9 @@ impl Location {
             return;
         }
         ev.prevent_default();
+        if !self.may_leave_for(&url.pathname()) {
+            return;
+        }
         let to = format!("{}{}{}", url.pathname(), url.search(), url.hash());
         let options = NavigateOptions {
             replace: false,

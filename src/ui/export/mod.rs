@@ -65,6 +65,8 @@ pub fn ExportPanel(
     let bom = RwSignal::new(false);
     let protect = RwSignal::new(true);
     let status = RwSignal::new(Status::Idle);
+    // The view's filter the file is of: the view may move on meanwhile.
+    let exported_filter = StoredValue::new(None::<ViewFilter>);
     let stopped = StoredValue::new_local(None::<Stopped>);
     let offered = StoredValue::new_local(None::<BlobFile>);
     let cancel = StoredValue::new_local(None::<Cancel>);
@@ -106,6 +108,7 @@ pub fn ExportPanel(
                 Some(s) => s,
                 None => {
                     let noisy = prefs.noisy.get_untracked();
+                    exported_filter.try_set_value(Some(filter_now.clone()));
                     let spec = ExportSpec {
                         kind: kind_now,
                         columns: cols,
@@ -202,6 +205,10 @@ pub fn ExportPanel(
         prefs.set_columns(k, &cols);
     };
     let running = move || matches!(status.get(), Status::Running(_));
+    super::location::warn_before_leaving(move || {
+        running()
+            .then_some("An export is running: leaving this page cancels it, and its file is lost.")
+    });
 
     view! {
         <details class="export">
@@ -263,6 +270,14 @@ pub fn ExportPanel(
                             <ul class="notes">{notes.into_iter().map(|n| view! { <li>{n}</li> }).collect_view()}</ul>
                         })}
                     }.into_any(),
+                }}
+                {move || {
+                    let kept = matches!(status.get(), Status::Running(_) | Status::Done { .. } | Status::Failed { .. });
+                    // Read as the status changes: set as it starts.
+                    let moved = filter.with(|now| exported_filter.with_value(|f| f.as_ref().is_some_and(|f| f != now)));
+                    (kept && moved).then(|| view! {
+                        <p class="notice">"The view's filter changed after this export started: the file holds what the filter matched then. Start the export again for the view as it is now."</p>
+                    })
                 }}
             </div>
         </details>
