@@ -273,6 +273,14 @@ test('the functions view shows failure rates and who is failing now', async () =
   }
   const failing = [...latest.values()].filter(failedDoc).length;
   await page.getByText(`${latest.size} minions, ${failing} failing now`).waitFor();
+  // A function no minion ran says so, and where the names are.
+  await page.goto(url('/function/no.such'));
+  const none = page.getByText('No minion returned no.such in this time range.');
+  await none.waitFor();
+  assert.equal(await page.getByRole('table', { name: 'Latest returns' }).count(), 0);
+  assert.equal(await page.getByRole('link', { name: 'show failing only' }).count(), 0);
+  await none.getByRole('link', { name: 'every function' }).click();
+  await page.waitForURL((u) => u.pathname === '/functions');
   errors.assertNone();
 });
 
@@ -402,7 +410,7 @@ test('the job page switches Salt\'s output modes and hides clean states on reque
   assert.ok(failed.length > 0);
   assert.ok(failed.every((c) => c[5] !== 'Failed'), 'mixed: failures in full, with their comment');
   assert.ok(mixed.filter((c) => c[1] === 'True').every((c) => terseWords.includes(c[5])), 'mixed: the rest terse');
-  await page.getByRole('link', { name: 'failures and changes only' }).click();
+  await page.getByRole('switch', { name: 'failures and changes only', checked: false }).click();
   await page.waitForURL(/only=problems/);
   const doc = returns.find((d) => d.jid === jid && d.minion === 'db-02');
   const states = Object.values(doc.data).filter((v) => v && typeof v === 'object' && 'result' in v);
@@ -412,10 +420,57 @@ test('the job page switches Salt\'s output modes and hides clean states on reque
     const rows = [...document.querySelectorAll('section[aria-label="db-02"] table[aria-label="States"] tbody tr')];
     return rows.length === want;
   }, problems);
-  await page.getByRole('link', { name: 'group by SLS' }).click();
+  await page.getByRole('switch', { name: 'failures and changes only', checked: true }).waitFor();
+  // A switch turns on Space, as a person at the keyboard expects.
+  await page.getByRole('switch', { name: 'group by SLS', checked: false }).focus();
+  await page.keyboard.press('Space');
   await page.waitForURL(/group=sls/);
   await table.getByRole('rowheader', { name: /^SLS / }).first().or(table.getByRole('columnheader', { name: /^SLS / }).first()).waitFor();
   await screenshot(page, 'job-modes');
+  errors.assertNone();
+});
+
+test('the job page lists only the minions that failed on request, its totals still the whole job\'s', async () => {
+  const { page, errors } = await b.newPage();
+  const { jid } = manifest.state_apply_multi;
+  const docs = returns.filter((d) => d.jid === jid);
+  const failed = docs.filter((d) => d.success === false).map((d) => d.minion).sort();
+  assert.ok(failed.length > 0 && failed.length < docs.length, `${failed.length} of ${docs.length} failed`);
+  await page.goto(url(`/job/${jid}`));
+  const chips = page.getByRole('navigation', { name: 'Minions' });
+  await chips.getByRole('link').nth(docs.length - 1).waitFor();
+  await page.getByRole('switch', { name: 'failed minions only', checked: false }).click();
+  await page.waitForURL(/outcome=failed/);
+  await page.getByRole('status').getByText(`Listing the ${failed.length} failed of ${docs.length} minions that returned.`).waitFor();
+  assert.deepEqual(await chips.getByRole('link').allTextContents(), failed);
+  const sections = page.locator('main').getByRole('region').filter({ has: page.getByRole('heading', { level: 2 }) });
+  assert.equal(await sections.count(), failed.length);
+  await page.getByRole('region', { name: 'Totals' }).getByText(`Minions returned: ${docs.length}`).waitFor();
+  // Pressed again: every minion.
+  await page.getByRole('switch', { name: 'failed minions only', checked: true }).click();
+  await page.waitForURL((u) => !u.search.includes('outcome='));
+  await chips.getByRole('link').nth(docs.length - 1).waitFor();
+  // A link to a minion that succeeded, opened listing only the failed: said,
+  // with the way to it.
+  const fine = docs.find((d) => d.success !== false).minion;
+  await page.goto(url(`/job/${jid}?outcome=failed#minion-${fine}`));
+  const elsewhere = page.getByText('The minion the link names did not fail:');
+  await elsewhere.getByRole('link', { name: 'see it among every minion' }).click();
+  await page.waitForURL((u) => !u.search.includes('outcome=') && u.hash === `#minion-${fine}`);
+  await page.getByRole('region', { name: fine, exact: true }).waitFor();
+  // A job no minion failed: none listed, the job's state totals still said.
+  const byJid = new Map();
+  for (const d of returns) byJid.set(d.jid, [...(byJid.get(d.jid) || []), d]);
+  const isStateRun = (d) => d.data && typeof d.data === 'object'
+    && Object.values(d.data).some((v) => v && typeof v === 'object' && '__run_num__' in v);
+  const [clean] = [...byJid].find(([, ds]) => ds.every((d) => d.success === true && isStateRun(d))) || [];
+  assert.ok(clean, 'a state run where no minion failed');
+  await page.goto(url(`/job/${clean}`));
+  const states = page.getByRole('region', { name: 'Totals' }).getByText(/Total states run: \d+/);
+  const whole = await states.textContent();
+  await page.goto(url(`/job/${clean}?outcome=failed`));
+  await page.getByRole('status').getByText('No minion failed in this job.').waitFor();
+  assert.equal(await states.textContent(), whole);
   errors.assertNone();
 });
 
@@ -432,7 +487,7 @@ test('an index pattern that matches nothing says why, and a missing job cache le
   await page.getByRole('search').getByLabel('Minion', { exact: true }).fill('db-02');
   await page.getByRole('button', { name: 'Apply' }).click();
   await page.waitForURL(/minion=db-02/);
-  await page.getByText('No jobs match.').waitFor();
+  await page.getByText('No return from db-02 matches.').waitFor();
   errors.assertNone();
 
   // Real returns, but the job cache and event indices do not exist: the

@@ -38,6 +38,8 @@ test('an address with a very long id wraps its heading and notice within the win
   await page.goto(url(`/job/${'9'.repeat(3000)}`));
   await page.getByText(/is not a Salt job id/).waitFor();
   assert.equal(await overflow(page), 0, 'the page scrolls sideways');
+  // The heading names it as the notice does: its first 120 characters.
+  await page.getByRole('heading', { name: `Job ${'9'.repeat(120)}…`, exact: true }).waitFor();
   assert.deepEqual(errors.page, []);
 });
 

@@ -37,6 +37,10 @@ test('an address whose id cannot be a jid says so, and waits for nothing', async
     await page.goto(url(`/job/${id}`));
     await page.getByText(`“${id}” is not a Salt job id:${why} a jid is 20 digits, the time the job started (YYYYMMDDhhmmssffffff).`).waitFor();
     assert.equal(await page.getByText(/Following this job live/).count(), 0);
+    // Nothing that speaks of a job: no totals, no publish data, no switches.
+    assert.equal(await page.getByRole('region', { name: 'Totals' }).count(), 0);
+    assert.equal(await page.getByText(/no publish event/).count(), 0);
+    assert.equal(await page.getByRole('navigation', { name: 'State output' }).count(), 0);
   }
   errors.assertNone({ consoleOk: true });
 });

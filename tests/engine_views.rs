@@ -10,7 +10,7 @@ use saltscope_core::engine::native::block_on;
 use saltscope_core::engine::{msearch, send_json, EngineError, HttpRequest, SearchRequest};
 use saltscope_core::model::{HighstateSummary, Outcome, ReturnData, ReturnDoc};
 use saltscope_core::query::filter::JobFilter;
-use saltscope_core::query::job::{FirstOutput, JobDetail, MissingReason};
+use saltscope_core::query::job::{FirstOutput, JobDetail, MinionsShown, MissingReason};
 use saltscope_core::query::jobs::{Cursor, JobListPage, JobListRequest};
 use saltscope_core::views;
 use serde_json::json;
@@ -32,19 +32,32 @@ fn job_list_page(
 }
 
 fn job_page(engine: &common::TestEngine, jid: &str) -> JobDetail {
+    job_page_listing(engine, jid, MinionsShown::All)
+}
+
+fn job_page_listing(engine: &common::TestEngine, jid: &str, shown: MinionsShown) -> JobDetail {
     block_on(views::job(
         &engine.transport,
         &engine.ctx(),
         jid,
         FirstOutput::First,
+        shown,
     ))
     .expect("job page")
 }
 
+/// Every return document in the engine, read as the views read them.
+fn return_docs(engine: &common::TestEngine) -> Vec<ReturnDoc> {
+    engine
+        .all_returns()
+        .iter()
+        .map(ReturnDoc::from_hit)
+        .collect()
+}
+
 fn returns_by_jid(engine: &common::TestEngine) -> BTreeMap<String, Vec<ReturnDoc>> {
     let mut by_jid: BTreeMap<String, Vec<ReturnDoc>> = BTreeMap::new();
-    for hit in engine.all_returns() {
-        let doc = ReturnDoc::from_hit(&hit);
+    for doc in return_docs(engine) {
         by_jid.entry(doc.jid.clone()).or_default().push(doc);
     }
     by_jid
@@ -104,6 +117,76 @@ fn paging_the_job_list_lists_every_jid_once_newest_first_with_its_counts() {
 }
 
 #[test]
+fn a_runners_job_page_has_its_publish_data_and_events() {
+    let Some(engine) = common::engine() else {
+        return;
+    };
+    let mut runners = return_docs(&engine);
+    runners.retain(|d| d.fun.starts_with("runner."));
+    assert!(!runners.is_empty(), "salt-data.sh runs runners");
+    for doc in &runners {
+        let job = job_page(&engine, &doc.jid);
+        // The master publishes a runner's jid as `salt/run/<jid>/new`.
+        let publish = job.publish.as_ref().expect("the runner's publish data");
+        assert_eq!(
+            publish.fun.as_deref(),
+            Some(doc.fun.as_str()),
+            "{}",
+            doc.jid
+        );
+        assert_eq!(publish.user.as_deref(), Some("root"));
+        assert!(publish.stamp.is_some());
+        assert!(
+            job.timeline
+                .entries
+                .iter()
+                .any(|e| e.tag == format!("salt/run/{}/new", doc.jid)),
+            "{:?}",
+            job.timeline.entries
+        );
+        assert!(job.missing.is_empty());
+    }
+}
+
+#[test]
+fn the_job_page_lists_a_jobs_failed_minions_alone_and_counts_the_whole_job() {
+    let Some(engine) = common::engine() else {
+        return;
+    };
+    let page = job_list_page(&engine, 500, None);
+    let job = page
+        .jobs
+        .iter()
+        .find(|j| j.failed > 0 && j.returned > j.failed)
+        .expect("a job where some minions failed and some did not");
+    let all = job_page(&engine, &job.jid);
+    let failed = job_page_listing(&engine, &job.jid, MinionsShown::Failed);
+    assert_eq!(failed.returns.len() as u64, job.failed, "{}", job.jid);
+    assert!(
+        failed
+            .returns
+            .iter()
+            .all(|r| r.outcome() == Outcome::Failed),
+        "{:?}",
+        failed.returns
+    );
+    let failed_in_all: Vec<_> = all
+        .returns
+        .iter()
+        .filter(|r| r.outcome() == Outcome::Failed)
+        .map(|r| &r.minion)
+        .collect();
+    let listed: Vec<_> = failed.returns.iter().map(|r| &r.minion).collect();
+    assert_eq!(listed, failed_in_all);
+    // The totals and the missing minions are the whole job's.
+    assert_eq!(failed.total_returns, all.total_returns);
+    assert_eq!(failed.outcomes(), all.outcomes());
+    assert_eq!(failed.missing, all.missing);
+    let output = failed.first_output.as_deref().expect("a failed output");
+    assert_eq!(output.outcome(), Outcome::Failed);
+}
+
+#[test]
 fn a_multi_minion_state_apply_job_shows_every_minion_with_ordered_states_and_salts_counts() {
     let Some(engine) = common::engine() else {
         return;
@@ -142,6 +225,7 @@ fn a_multi_minion_state_apply_job_shows_every_minion_with_ordered_states_and_sal
         &engine.ctx(),
         &job.jid,
         FirstOutput::Nothing,
+        MinionsShown::All,
     ))
     .expect("the job followed");
     assert!(
@@ -158,6 +242,7 @@ fn a_multi_minion_state_apply_job_shows_every_minion_with_ordered_states_and_sal
         &engine.ctx(),
         &job.jid,
         FirstOutput::Named(&anchor),
+        MinionsShown::All,
     ))
     .expect("the job, a minion named");
     assert_eq!(named.returns[0], *last);
@@ -307,11 +392,7 @@ fn blacklisted_functions_write_no_returns_and_dotted_names_survive() {
     let Some(engine) = common::engine() else {
         return;
     };
-    let docs: Vec<ReturnDoc> = engine
-        .all_returns()
-        .iter()
-        .map(ReturnDoc::from_hit)
-        .collect();
+    let docs = return_docs(&engine);
     assert!(
         docs.iter().all(|d| d.fun != "test.ping"),
         "test.ping is blacklisted"

@@ -12,7 +12,9 @@ use crate::query::events::{EventCursor, EventFilter};
 use crate::query::failures::FailureFilter;
 use crate::query::filter::JobFilter;
 use crate::query::fleet::FleetFilter;
+use crate::query::job::MinionsShown;
 use crate::query::jobs::Cursor;
+use crate::text::line_shown;
 
 /// The URL names of every view's parameters: one spelling everywhere.
 pub mod param {
@@ -185,12 +187,14 @@ impl JobListUrl {
 }
 
 /// How the job page shows states: Salt's `state_output`, `state_verbose`
-/// (failures and changes only) and grouping by SLS.
+/// (failures and changes only) and grouping by SLS; and which minions'
+/// returns it lists (`outcome=failed`, the job list's word).
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub struct StateView {
     pub output: StateOutput,
     pub problems_only: bool,
     pub by_sls: bool,
+    pub minions: MinionsShown,
 }
 
 impl StateView {
@@ -199,6 +203,10 @@ impl StateView {
             output: StateOutput::parse(get(param::OUTPUT).unwrap_or("")),
             problems_only: get(param::ONLY) == Some("problems"),
             by_sls: get(param::GROUP) == Some("sls"),
+            minions: match get(param::OUTCOME) {
+                Some("failed") => MinionsShown::Failed,
+                _ => MinionsShown::All,
+            },
         }
     }
 
@@ -212,6 +220,9 @@ impl StateView {
         }
         if self.by_sls {
             pairs.push((param::GROUP, "sls".to_string()));
+        }
+        if self.minions == MinionsShown::Failed {
+            pairs.push((param::OUTCOME, "failed".to_string()));
         }
         pairs
     }
@@ -236,6 +247,28 @@ pub enum Page {
     Function(String),
     Events,
     Audit,
+}
+
+/// The document's title for the view at a path (`None`: no view there):
+/// what a tab, a bookmark, the history and a screen reader name it by.
+pub fn page_title(page: Option<&Page>) -> String {
+    let view = match page {
+        None => "No such page".into(),
+        Some(Page::Jobs) => "Jobs".into(),
+        Some(Page::Job(jid)) => format!("Job {}", line_shown(jid)),
+        Some(Page::Fleet) => "Fleet status".into(),
+        Some(Page::Compare) => "Run comparison".into(),
+        Some(Page::Drift) => "Drift".into(),
+        Some(Page::Failures) => "Failure patterns".into(),
+        Some(Page::Sls) => "SLS files".into(),
+        Some(Page::Minions) => "Minions".into(),
+        Some(Page::Minion(id)) => format!("Minion {}", line_shown(id)),
+        Some(Page::Functions) => "Functions".into(),
+        Some(Page::Function(fun)) => format!("Function {}", line_shown(fun)),
+        Some(Page::Events) => "Events".into(),
+        Some(Page::Audit) => "Audit trail".into(),
+    };
+    format!("{view} · Saltscope")
 }
 
 impl Page {
@@ -403,11 +436,38 @@ pub mod link {
         pairs.extend(cursor.map(|c| (param::AFTER, c.to_param())));
         format!("/audit{}", query_string(&pairs))
     }
+
+    /// The audit trail of the jobs published to `filter`'s minions in its
+    /// time, answered or not: where a minion that never returned is found
+    /// (the job list is made of returns). `None` naming no minion.
+    pub fn audit_of_minions(filter: &JobFilter) -> Option<String> {
+        let audit_filter = AuditFilter {
+            minions: filter.minions.clone(),
+            time: filter.time.clone(),
+            ..AuditFilter::default()
+        };
+        (!filter.minions.is_empty()).then(|| audit(&audit_filter, None))
+    }
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn every_view_has_a_title_of_its_own() {
+        let title = |path: &str| page_title(Page::from_path(path).as_ref());
+        assert_eq!(title("/"), "Jobs · Saltscope");
+        assert_eq!(
+            title("/job/20261207203023500239"),
+            "Job 20261207203023500239 · Saltscope"
+        );
+        assert_eq!(title("/minion/web%2001"), "Minion web 01 · Saltscope");
+        assert_eq!(title("/audit"), "Audit trail · Saltscope");
+        assert_eq!(title("/nowhere/at/all"), "No such page · Saltscope");
+        // A long id is cut, as in the messages.
+        assert!(title(&format!("/job/{}", "9".repeat(3000))).len() < 200);
+    }
 
     #[test]
     fn every_link_names_its_page_and_other_paths_none() {
@@ -545,13 +605,14 @@ mod tests {
             output: StateOutput::Terse,
             problems_only: true,
             by_sls: true,
+            minions: MinionsShown::Failed,
         };
         let pairs = view.to_query();
         assert_eq!(StateView::from_query(|n| lookup(&pairs, n)), view);
         assert_eq!(link::job_view("1", StateView::default()), "/job/1");
         assert_eq!(
             link::job_view("1", view),
-            "/job/1?output=terse&only=problems&group=sls"
+            "/job/1?output=terse&only=problems&group=sls&outcome=failed"
         );
     }
 
@@ -581,6 +642,11 @@ mod tests {
             jobs.contains("time=all") && !jobs.contains("state"),
             "{jobs}"
         );
+        assert_eq!(
+            link::audit_of_minions(&filter).as_deref(),
+            Some("/audit?minion=db-02&time=all")
+        );
+        assert_eq!(link::audit_of_minions(&JobFilter::default()), None);
         let minion = link::minion_in("db-02", &filter);
         assert!(minion.starts_with("/minion/db-02?"), "{minion}");
         assert!(

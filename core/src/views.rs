@@ -28,7 +28,7 @@ use crate::query::fleet::{
 use crate::query::functions::{functions_search, parse_functions, FunctionsPage};
 use crate::query::job::{
     job_searches, parse_job, parse_return, parse_returns, return_search, returns_search,
-    states_scan, FirstOutput, JobDetail, JobStates, ReturnsCursor, ReturnsPage,
+    states_scan, FirstOutput, JobDetail, JobStates, MinionsShown, ReturnsCursor, ReturnsPage,
 };
 use crate::query::jobs::{
     attach_details, job_details_searches, job_list_searches, parse_job_list, JobListPage,
@@ -121,27 +121,33 @@ pub async fn job_list<T: Transport>(
     Ok(page)
 }
 
-/// The job page (`get_jid`) in one round trip, with one return's data:
-/// the first, or the one an address names (see [`FirstOutput`]).
+/// The job page (`get_jid`) in one round trip, listing the returns
+/// `shown`, with one return's data: the first, or the one an address names
+/// (see [`FirstOutput`]).
 pub async fn job<T: Transport>(
     t: &T,
     ctx: &QueryContext,
     jid: &str,
     output: FirstOutput<'_>,
+    shown: MinionsShown,
 ) -> Result<JobDetail, EngineError> {
-    parse_job(jid, msearch(t, &job_searches(ctx, jid, output)).await?)
+    parse_job(
+        jid,
+        msearch(t, &job_searches(ctx, jid, output, shown)).await?,
+    )
 }
 
-/// The job page's further returns, from `after` (a job on thousands of
-/// minions), still without their data.
+/// The job page's further returns `shown`, from `after` (a job on
+/// thousands of minions), still without their data.
 pub async fn job_returns<T: Transport>(
     t: &T,
     ctx: &QueryContext,
     jid: &str,
     after: &ReturnsCursor,
+    shown: MinionsShown,
 ) -> Result<ReturnsPage, EngineError> {
     Ok(parse_returns(
-        &msearch(t, &returns_search(ctx, jid, Some(after))).await??,
+        &msearch(t, &returns_search(ctx, jid, Some(after), shown)).await??,
     ))
 }
 

@@ -207,6 +207,32 @@ async function jobReturns(jid, body) {
   return (await r.json()).hits.hits;
 }
 
+test('a job on 2,000 minions: its failed minions listed alone, the totals still the whole job\'s', async () => {
+  const big = await bigPage();
+  const { page } = big;
+  const job = jobs.wide_state_apply;
+  const failed = (await jobReturns(job.jid, { size: 10000, _source: ['minion'], query: { bool: { filter: [
+    { term: { 'jid.keyword': job.jid } }, { exists: { field: 'minion' } }, { term: { success: false } }] } } }))
+    .map((h) => h._source.minion).sort();
+  assert.ok(failed.length > 0 && failed.length < job.returns, `${failed.length} failed`);
+  await page.goto(url(`/job/${job.jid}`));
+  const totals = page.getByRole('region', { name: 'Totals' });
+  await totals.getByText(`Failed: ${failed.length}`, { exact: true }).waitFor({ timeout: 60000 });
+  await page.getByRole('navigation', { name: 'State output' }).getByRole('switch', { name: 'failed minions only', checked: false }).click();
+  await page.waitForURL(/outcome=failed/);
+  await page.getByRole('status').getByText(`Listing the ${failed.length} failed of ${job.returns} minions that returned.`).waitFor({ timeout: 60000 });
+  await totals.getByText(`Minions returned: ${job.returns}`).waitFor();
+  // The chips name the failed minions, in order, and say how many more failed.
+  const chips = page.getByRole('navigation', { name: 'Minions' });
+  const named = await chips.getByRole('link').allTextContents();
+  assert.deepEqual(named, failed.slice(0, named.length));
+  if (named.length < failed.length) {
+    await chips.getByText(`and ${failed.length - named.length} more that failed`, { exact: true }).waitFor();
+  }
+  await page.getByRole('switch', { name: 'failed minions only', checked: true }).waitFor();
+  await assertBounded(`2,000 minions, ${failed.length} failed listed`, big);
+});
+
 test('a job on 2,000 minions: Salt\'s summary lines for the whole job, counted over every minion', async () => {
   const big = await bigPage();
   const { page } = big;

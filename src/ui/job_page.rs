@@ -10,12 +10,14 @@ use saltscope_core::model::{
 use saltscope_core::query::compare::{CompareRequest, RunRef};
 use saltscope_core::query::job::{
     add_page, named_first, not_a_jid, states_total, FirstOutput, JobDetail, JobStates,
-    MissingMinion, MissingReason,
+    MinionsShown, MissingMinion, MissingReason,
 };
 use saltscope_core::query::scan::ScanProgress;
 use saltscope_core::route::{link, StateView};
+use saltscope_core::text::line_shown;
 use saltscope_core::time::{jid_start_time, utc_timestamp};
 use saltscope_core::views;
+use wasm_bindgen::JsCast;
 
 use super::error::{ErrorPanel, Notes};
 use super::location::use_query_map;
@@ -38,26 +40,49 @@ pub fn JobPage(jid: String) -> impl IntoView {
     // A link from another view names one minion's return: its data comes
     // with the job, wherever it is among the job's pages of returns.
     let named = super::location::named_id();
+    // Only the choice of minions asks again; the states' view redraws.
+    let shown = Memo::new(move |_| view_as.get().minions);
     let detail = use_view(
         "job",
-        move || jid.get(),
-        move |engine, jid| {
+        move || (jid.get(), shown.get()),
+        move |engine, (jid, shown)| {
             let named = named.clone();
             async move {
                 let output = FirstOutput::Named(&named);
-                views::job(&engine.transport, &engine.context(None), &jid, output).await
+                let ctx = engine.context(None);
+                views::job(&engine.transport, &ctx, &jid, output, shown).await
             }
         },
     );
     view! {
-        <h1>"Job " <span class="jid">{move || jid.get()}</span></h1>
-        <StateViewPicker jid=jid view_as=view_as/>
+        <h1>"Job " <span class="jid">{move || line_shown(&jid.get())}</span></h1>
         {move || match (detail.pending(), detail.error(), detail.ok()) {
             (true, _, _) => view! { <p class="loading">"Loading job…"</p> }.into_any(),
             (_, Some(e), _) => view! { <ErrorPanel error=e retry=detail.retry()/> }.into_any(),
-            (_, _, Some(job)) => view! { <JobView job=job view_as=view_as/> }.into_any(),
+            // Nothing under an id that is no jid: why, and nothing else.
+            (_, _, Some(job)) => match not_a_jid(&job.jid).filter(|_| job.is_empty()) {
+                Some(why) => view! { <p class="notice">{why}</p> }.into_any(),
+                None => view! {
+                    <StateViewPicker jid=jid view_as=view_as/>
+                    <JobView job=job view_as=view_as shown=shown.get_untracked()/>
+                }.into_any(),
+            },
             _ => ().into_any(),
         }}
+    }
+}
+
+/// Switches drawn as links, their state kept in the URL: a switch turns on
+/// Space, as switches do, besides Enter, as links do. One listener for the
+/// picker: its other links (the output modes) keep Space for scrolling.
+fn space_switches(ev: leptos::ev::KeyboardEvent) {
+    let link = ev
+        .target()
+        .and_then(|t| t.dyn_into::<web_sys::HtmlElement>().ok())
+        .filter(|l| l.get_attribute("role").as_deref() == Some("switch"));
+    if let (" ", Some(link)) = (ev.key().as_str(), link) {
+        ev.prevent_default();
+        link.click();
     }
 }
 
@@ -66,8 +91,9 @@ pub fn JobPage(jid: String) -> impl IntoView {
 fn StateViewPicker(jid: Signal<String>, view_as: Memo<StateView>) -> impl IntoView {
     let href = move |v: StateView| link::job_view(&jid.get(), v);
     let current = |on: bool| if on { "mode current" } else { "mode" };
+    let failed_only = move || view_as.get().minions == MinionsShown::Failed;
     view! {
-        <nav class="state-view" aria-label="State output">
+        <nav class="state-view" aria-label="State output" on:keydown=space_switches>
             <span>"state_output: "</span>
             {StateOutput::ALL.iter().map(|mode| {
                 let mode = *mode;
@@ -79,10 +105,13 @@ fn StateViewPicker(jid: Signal<String>, view_as: Memo<StateView>) -> impl IntoVi
             }).collect_view()}
             <a href=move || { let v = view_as.get(); href(StateView { problems_only: !v.problems_only, ..v }) }
                 class=move || current(view_as.get().problems_only)
-                aria-pressed=move || view_as.get().problems_only.to_string()>"failures and changes only"</a>
+                role="switch" aria-checked=move || view_as.get().problems_only.to_string()>"failures and changes only"</a>
             <a href=move || { let v = view_as.get(); href(StateView { by_sls: !v.by_sls, ..v }) }
                 class=move || current(view_as.get().by_sls)
-                aria-pressed=move || view_as.get().by_sls.to_string()>"group by SLS"</a>
+                role="switch" aria-checked=move || view_as.get().by_sls.to_string()>"group by SLS"</a>
+            <a href=move || { let v = view_as.get(); href(StateView { minions: v.minions.other(), ..v }) }
+                class=move || current(failed_only())
+                role="switch" aria-checked=move || failed_only().to_string()>"failed minions only"</a>
         </nav>
     }
 }
@@ -93,13 +122,29 @@ const SECTIONS_STEP: usize = 50;
 /// once; beyond, each when its section comes near the screen.
 const EAGER_MINIONS: usize = 20;
 
+/// The job `shown` is the returns the job was asked with.
 #[component]
-fn JobView(job: Arc<JobDetail>, view_as: Memo<StateView>) -> impl IntoView {
+fn JobView(job: Arc<JobDetail>, view_as: Memo<StateView>, shown: MinionsShown) -> impl IntoView {
     let started = jid_start_time(&job.jid).unwrap_or_default();
     // What a young job's live follow updates; the rest stays as it was.
     // The return a link names comes first (the core puts it there), so
     // that nothing drawn later above it pushes it off the screen.
     let named = super::location::named_id();
+    let failed_only = shown == MinionsShown::Failed;
+    // A link to a minion that did not fail, opened listing only the failed.
+    let named_elsewhere = (failed_only
+        && named.starts_with("minion-")
+        && !job
+            .returns
+            .iter()
+            .any(|r| link::minion_anchor(&r.minion) == named))
+    .then(|| {
+        let all = StateView {
+            minions: MinionsShown::All,
+            ..view_as.get_untracked()
+        };
+        format!("{}#{named}", link::job_view(&job.jid, all))
+    });
     let returns = RwSignal::new(job.returns.clone());
     let counts = RwSignal::new((job.total_returns, job.outcomes()));
     let missing = RwSignal::new(job.missing.clone());
@@ -117,7 +162,8 @@ fn JobView(job: Arc<JobDetail>, view_as: Memo<StateView>) -> impl IntoView {
             .map(|doc| (loaded_key(&doc.index, &doc.id), doc.clone())),
     ));
     let sections = RwSignal::new(SECTIONS_STEP);
-    let eager = job.total_returns as usize <= EAGER_MINIONS;
+    // Some of the minions listed: the state totals come from a scan.
+    let eager = job.total_returns as usize <= EAGER_MINIONS && !failed_only;
     request_animation_frame(super::location::scroll_to_named);
     let session = super::use_session();
     let jid = job.jid.clone();
@@ -134,7 +180,9 @@ fn JobView(job: Arc<JobDetail>, view_as: Memo<StateView>) -> impl IntoView {
             let jid = jid.clone();
             spawn_local(async move {
                 let ctx = engine.context(None);
-                if let Ok(page) = views::job_returns(&engine.transport, &ctx, &jid, &after).await {
+                if let Ok(page) =
+                    views::job_returns(&engine.transport, &ctx, &jid, &after, shown).await
+                {
                     returns.try_update(|r| add_page(r, page.returns));
                     more.try_set(page.more);
                 }
@@ -142,19 +190,25 @@ fn JobView(job: Arc<JobDetail>, view_as: Memo<StateView>) -> impl IntoView {
             });
         })
     };
-    let job_states = job_states(&job, eager, following);
-    follow(jid.clone(), following, opened_ms, move |j: JobDetail| {
-        empty.set(j.is_empty());
-        // Only the first page is re-read: a job beyond it pages as before.
-        if more.get_untracked().is_none() {
-            let mut r = j.returns.clone();
-            named_first(&mut r, &named);
-            returns.set(r);
-        }
-        counts.set((j.total_returns, j.outcomes()));
-        missing.set(j.missing.clone());
-        timeline.set(j.timeline.clone());
-    });
+    let job_states = job_states(&job, eager, failed_only, following);
+    follow(
+        jid.clone(),
+        shown,
+        following,
+        opened_ms,
+        move |j: JobDetail| {
+            empty.set(j.is_empty());
+            // Only the first page is re-read: a job beyond it pages as before.
+            if more.get_untracked().is_none() {
+                let mut r = j.returns.clone();
+                named_first(&mut r, &named);
+                returns.set(r);
+            }
+            counts.set((j.total_returns, j.outcomes()));
+            missing.set(j.missing.clone());
+            timeline.set(j.timeline.clone());
+        },
+    );
     let states_line = move || {
         let lines = if eager {
             let total = counts.get().0;
@@ -187,6 +241,13 @@ fn JobView(job: Arc<JobDetail>, view_as: Memo<StateView>) -> impl IntoView {
     let total = move || counts.get().0;
     let succeeded = move || counts.get().1 .0;
     let failed = move || counts.get().1 .1;
+    // How many returns the page lists, on all its pages.
+    let listed = move || if failed_only { failed() } else { total() };
+    let (more_what, load_what) = if failed_only {
+        ("failed", "failed minions")
+    } else {
+        ("returned", "minions")
+    };
     let any_failed = move || failed() > 0;
     let jid_shown = job.jid.clone();
     view! {
@@ -216,13 +277,23 @@ fn JobView(job: Arc<JobDetail>, view_as: Memo<StateView>) -> impl IntoView {
             let why = not_a_jid(&jid_shown).unwrap_or_else(|| "No return document holds this jid.".into());
             view! { <p class="notice">{why}</p> }
         })}
+        {move || (failed_only && total() > 0).then(|| {
+            let line = match failed() {
+                0 => "No minion failed in this job.".to_string(),
+                n => format!("Listing the {n} failed of {} minions that returned.", total()),
+            };
+            view! { <p class="notice" role="status">{line}</p> }
+        })}
+        {named_elsewhere.map(|href| view! {
+            <p class="notice">"The minion the link names did not fail: " <a href=href>"see it among every minion"</a>"."</p>
+        })}
         <Timeline timeline=timeline/>
         <nav class="chips" aria-label="Minions">
             {chips}
             {move || {
                 // The chips follow the sections drawn: say how many are not.
                 let drawn = returns.with(Vec::len).min(sections.get()) as u64;
-                (total() > drawn).then(|| view! { <span class="chip-more">{format!("and {} more that returned", total() - drawn)}</span> })
+                (listed() > drawn).then(|| view! { <span class="chip-more">{format!("and {} more that {more_what}", listed() - drawn)}</span> })
             }}
             {move || missing.with(|m| m.iter().take(SECTIONS_STEP).map(|m| view! { <span class="chip chip-missing">{m.minion.clone()}</span> }).collect_view())}
             {move || missing.with(|m| (m.len() > SECTIONS_STEP).then(|| view! { <span class="chip-more">{format!("and {} more missing", m.len() - SECTIONS_STEP)}</span> }))}
@@ -237,7 +308,7 @@ fn JobView(job: Arc<JobDetail>, view_as: Memo<StateView>) -> impl IntoView {
                 more=Callback::new(move |()| sections.update(|n| *n += SECTIONS_STEP))/>
         })}
         {move || (unshown() == 0 && more.with(Option::is_some)).then(|| view! {
-            <ShowMore label=Signal::derive(move || format!("Load more minions ({} of {} loaded)", returns.with(Vec::len), total()))
+            <ShowMore label=Signal::derive(move || format!("Load more {load_what} ({} of {} loaded)", returns.with(Vec::len), listed()))
                 more=load_more/>
         })}
     }
@@ -249,6 +320,7 @@ fn JobView(job: Arc<JobDetail>, view_as: Memo<StateView>) -> impl IntoView {
 /// came within [`WAIT_FOR_NEW_MS`] of opening, or when the page goes.
 fn follow(
     jid: String,
+    shown: MinionsShown,
     following: RwSignal<bool>,
     opened_ms: i64,
     update: impl Fn(JobDetail) + Clone + 'static,
@@ -274,8 +346,8 @@ fn follow(
                     return;
                 };
                 let output = FirstOutput::Nothing;
-                let answer =
-                    views::job(&engine.transport, &engine.context(None), &jid, output).await;
+                let ctx = engine.context(None);
+                let answer = views::job(&engine.transport, &ctx, &jid, output, shown).await;
                 if !current() {
                     return;
                 }
@@ -300,14 +372,17 @@ const FOLLOW_EVERY_MS: u64 = 2_000;
 /// The summary lines of a job with more minions than the page reads the
 /// outputs of at once: every state run counted in the engine once the job
 /// is done, with the progress meanwhile. `None` for a job of no states.
+/// Listing some minions (`failed_only`), those listed may hold no states
+/// (none failed) while the job's do: the scan tells.
 fn job_states(
     job: &JobDetail,
     eager: bool,
+    failed_only: bool,
     following: RwSignal<bool>,
 ) -> Signal<Option<Vec<String>>> {
     let states = RwSignal::new(None::<Result<JobStates, EngineError>>);
     let progress = RwSignal::new(None::<ScanProgress>);
-    let of_states = job.returns.iter().any(|r| is_state_function(&r.fun));
+    let of_states = failed_only || job.returns.iter().any(|r| is_state_function(&r.fun));
     let started = StoredValue::new(eager || !of_states);
     let session = super::use_session();
     let jid = job.jid.clone();

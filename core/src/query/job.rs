@@ -40,7 +40,7 @@ const JID_CLOCK_SLACK_MS: i64 = 26 * 3_600_000;
 /// `YYYYMMDDhhmmssffffff`, with `_<pid>` under `unique_jid`).
 pub fn not_a_jid(jid: &str) -> Option<String> {
     crate::time::jid_start_ms(jid).is_none().then(|| {
-        let shown = crate::text::short_line(jid).unwrap_or_else(|| jid.to_string());
+        let shown = crate::text::line_shown(jid);
         // Twenty digits that are no date (month 13) are told apart.
         let no_time = if super::filter::is_whole_jid(jid) {
             " its digits are no time:"
@@ -112,6 +112,27 @@ pub struct JobDetail {
     pub first_output: Option<Arc<ReturnDoc>>,
 }
 
+/// Which of a job's returns the job page lists: on a job of 2,000 minions
+/// the 136 that failed are found without paging through the rest. The
+/// totals, the missing minions and the state totals count them all.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub enum MinionsShown {
+    #[default]
+    All,
+    /// Only the returns [`failed_clause`] counts as failed.
+    Failed,
+}
+
+impl MinionsShown {
+    /// The other choice: what the page's switch between them links to.
+    pub fn other(self) -> MinionsShown {
+        match self {
+            MinionsShown::All => MinionsShown::Failed,
+            MinionsShown::Failed => MinionsShown::All,
+        }
+    }
+}
+
 /// The sort values of a page's last return (minion, index): the next page
 /// starts after it.
 #[derive(Clone, Debug, PartialEq)]
@@ -155,9 +176,15 @@ impl JobDetail {
             )
         });
         // Which minions it targeted is not known yet (the job cache's load
-        // came before the publish event): worth a minute's wait.
-        let targets_unknown = self.publish.as_ref().is_none_or(|p| p.minions.is_none());
-        let age = self.published_ms().map(|p| now_ms - p);
+        // came before the publish event): worth a minute's wait. Nothing
+        // of it at all is [`Self::worth_following`]'s own question.
+        let targets_unknown =
+            !self.is_empty() && self.publish.as_ref().is_none_or(|p| p.minions.is_none());
+        // A jid far ahead of the clock is no young job: it never ages.
+        let age = self
+            .published_ms()
+            .map(|p| now_ms - p)
+            .filter(|a| *a > -JID_CLOCK_SLACK_MS);
         age.is_some_and(|a| {
             (waiting && a < FOLLOW_FOR_MS) || (targets_unknown && a < TARGETS_WAIT_MS)
         })
@@ -167,13 +194,16 @@ impl JobDetail {
     /// still running, or nothing of it in the engine yet though its jid is
     /// fresh (a jid from the CLI is searchable a second or two after
     /// publish) and the page has waited less than [`WAIT_FOR_NEW_MS`]. A
-    /// jid that is no jid, or is days old, is not waited for.
+    /// jid that is no jid, or is days old, is not waited for; no page
+    /// follows for longer than [`FOLLOW_FOR_MS`] (a jid in a master's
+    /// local time ahead of UTC looks young for hours).
     pub fn worth_following(&self, now_ms: i64, opened_ms: i64) -> bool {
         // A master's jid is its local time (`utc_jid: False`): a day either way.
         let fresh = crate::time::jid_start_ms(&self.jid)
             .is_some_and(|t| (now_ms - t).abs() < JID_CLOCK_SLACK_MS);
-        self.still_running(now_ms)
-            || (self.is_empty() && fresh && now_ms - opened_ms < WAIT_FOR_NEW_MS)
+        let waited = now_ms - opened_ms;
+        (self.still_running(now_ms) && waited < FOLLOW_FOR_MS)
+            || (self.is_empty() && fresh && waited < WAIT_FOR_NEW_MS)
     }
 
     /// Nothing of the job is in the engine yet: no return, no publish data
@@ -248,7 +278,7 @@ pub fn states_total<'a>(
 /// Every state run of a job, for its totals when there are too many
 /// minions to read each one's output: only the fields the totals count.
 pub fn states_scan(ctx: &QueryContext, jid: &str) -> Scan {
-    let SearchRequest { mut body, .. } = returns_search(ctx, jid, None);
+    let SearchRequest { mut body, .. } = returns_search(ctx, jid, None, MinionsShown::All);
     Scan {
         query: body["query"].take(),
         source: vec!["data.*.result", "data.*.changes", "data.*.duration"],
@@ -283,15 +313,21 @@ crate::search_bundle! {
 
 /// A page of the job's returns without their data, from `after`; the first
 /// page also counts them: every returned minion (to tell the missing ones)
-/// and the failed ones.
+/// and the failed ones. Those `shown` are a filter after the counts
+/// (`post_filter`) on the first page, and the query's on the next.
 pub fn returns_search(
     ctx: &QueryContext,
     jid: &str,
     after: Option<&ReturnsCursor>,
+    shown: MinionsShown,
 ) -> SearchRequest {
     let (config, fields) = (&ctx.config, &ctx.fields);
     let (mut filter, must_not) = returns_filter(config);
     filter.push(json!({"term": {fields.jid.clone(): jid}}));
+    let failed_only = shown == MinionsShown::Failed;
+    if failed_only && after.is_some() {
+        filter.push(failed_clause(fields));
+    }
     let mut body = template::body(
         r#"{"size":$0,"track_total_hits":true,"query":{"bool":{"filter":$1,"must_not":$2}},"_source":{"excludes":["data"]},"sort":[{$3:{"order":"asc","unmapped_type":"keyword"}},{"_index":{"order":"asc","unmapped_type":"keyword"}}]}"#,
         &[
@@ -311,7 +347,12 @@ pub fn returns_search(
                     json!(MAX_RETURNS),
                     failed_clause(fields),
                 ],
-            )
+            );
+            if failed_only {
+                // The hits' total then counts the failed: the job's own.
+                body["aggs"]["all"] = json!({"filter": {"match_all": {}}});
+                body["post_filter"] = failed_clause(fields);
+            }
         }
     }
     SearchRequest::new(&config.index_pattern, body)
@@ -333,17 +374,22 @@ pub enum FirstOutput<'a> {
 /// One return of [`returns_search`]'s order, with its data (see
 /// [`FirstOutput`]): one return's output, as large as [`return_search`]
 /// would fetch it.
-fn first_output_search(ctx: &QueryContext, jid: &str, output: FirstOutput) -> SearchRequest {
-    let SearchRequest { index, mut body } = returns_search(ctx, jid, None);
+fn first_output_search(
+    ctx: &QueryContext,
+    jid: &str,
+    output: FirstOutput,
+    shown: MinionsShown,
+) -> SearchRequest {
+    let SearchRequest { index, mut body } = returns_search(ctx, jid, None, shown);
     let mut query = body["query"].take();
-    if let (FirstOutput::Named(anchor), Some(filter)) = (output, query.pointer_mut("/bool/filter"))
+    if let Some(filter) = query
+        .pointer_mut("/bool/filter")
+        .and_then(Value::as_array_mut)
     {
-        if let (Some(clause), Some(filter)) = (
-            anchor_clause(&ctx.fields.minion, anchor),
-            filter.as_array_mut(),
-        ) {
-            filter.push(clause);
+        if let FirstOutput::Named(anchor) = output {
+            filter.extend(anchor_clause(&ctx.fields.minion, anchor));
         }
+        filter.extend(body.get_mut("post_filter").map(Value::take));
     }
     let body = json!({
         "size": u8::from(output != FirstOutput::Nothing),
@@ -399,25 +445,35 @@ pub fn parse_returns(answer: &Value) -> ReturnsPage {
     ReturnsPage { returns, more }
 }
 
-/// The job page's searches, with one return's data (see [`FirstOutput`]).
-pub fn job_searches(ctx: &QueryContext, jid: &str, output: FirstOutput) -> JobSearches {
+/// The job page's searches, with one return's data (see [`FirstOutput`]),
+/// listing the returns `shown`.
+pub fn job_searches(
+    ctx: &QueryContext,
+    jid: &str,
+    output: FirstOutput,
+    shown: MinionsShown,
+) -> JobSearches {
     let (config, fields) = (&ctx.config, &ctx.fields);
     JobSearches {
-        returns: returns_search(ctx, jid, None),
-        first_output: first_output_search(ctx, jid, output),
+        returns: returns_search(ctx, jid, None, shown),
+        first_output: first_output_search(ctx, jid, output, shown),
+        // A runner's jid is published as `salt/run/<jid>/new`.
         publish_event: SearchRequest::new(
             &config.event_index_pattern,
-            json!({"size": 1, "query": {"term": {fields.tag.clone(): format!("salt/job/{jid}/new")}}}),
+            json!({"size": 1, "query": {"terms": {fields.tag.clone(): [format!("salt/job/{jid}/new"), format!("salt/run/{jid}/new")]}}}),
         ),
         job_events: SearchRequest::new(
             &config.event_index_pattern,
             // What the timeline needs, not the returns they carry.
             template::body(
-                r#"{"size":$0,"query":{"prefix":{$1:$2}},"_source":["tag","data._stamp","data.success","data.retcode","data.id"],"sort":[{"data._stamp":{"order":"asc","unmapped_type":"date"}}]}"#,
+                r#"{"size":$0,"query":{"bool":{"should":[{"prefix":{$1:$2}},{"prefix":{$1:$3}},{"prefix":{$1:$4}}]}},"_source":["tag","data._stamp","data.success","data.retcode","data.id"],"sort":[{"data._stamp":{"order":"asc","unmapped_type":"date"}}]}"#,
                 &[
                     json!(MAX_RETURNS),
                     json!(fields.tag),
                     json!(format!("salt/job/{jid}/")),
+                    json!(format!("salt/run/{jid}/")),
+                    // `salt -b`: the batch's start, progress and end.
+                    json!(format!("salt/batch/{jid}/")),
                 ],
             ),
         ),
@@ -447,7 +503,12 @@ pub fn parse_job(jid: &str, answers: JobAnswers) -> Result<JobDetail, EngineErro
     if let Some(doc) = &first_output {
         output_first(&mut returns, doc);
     }
-    let total_returns = total_hits(&returns_answer).unwrap_or(returns.len() as u64);
+    // Listing only the failed, the hits' total counts those.
+    let total_returns = returns_answer
+        .at("/aggregations/all/doc_count")
+        .and_then(Value::as_u64)
+        .or_else(|| total_hits(&returns_answer))
+        .unwrap_or(returns.len() as u64);
     let failed_returns = returns_answer
         .at("/aggregations/failed/doc_count")
         .and_then(Value::as_u64)

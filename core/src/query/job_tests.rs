@@ -96,19 +96,25 @@ fn a_job_whose_return_events_were_rejected_says_why_the_timeline_is_short() {
 
 #[test]
 fn the_job_searches_filter_on_the_jid_and_ask_for_every_return() {
-    let s = job_searches(&QueryContext::at(0), "7", FirstOutput::First);
+    let s = job_searches(
+        &QueryContext::at(0),
+        "7",
+        FirstOutput::First,
+        MinionsShown::All,
+    );
     assert_eq!(
         s.returns.body["query"]["bool"]["filter"][1]["term"]["jid.keyword"],
         "7"
     );
     assert_eq!(s.returns.body["size"], JOB_RETURNS_PAGE);
+    // A runner's jid is published as `salt/run/<jid>/new`.
     assert_eq!(
-        s.publish_event.body["query"]["term"]["tag.keyword"],
-        "salt/job/7/new"
+        s.publish_event.body["query"]["terms"]["tag.keyword"],
+        json!(["salt/job/7/new", "salt/run/7/new"])
     );
     assert_eq!(
-        s.job_events.body["query"]["prefix"]["tag.keyword"],
-        "salt/job/7/"
+        s.job_events.body["query"]["bool"]["should"],
+        json!([{"prefix": {"tag.keyword": "salt/job/7/"}}, {"prefix": {"tag.keyword": "salt/run/7/"}}, {"prefix": {"tag.keyword": "salt/batch/7/"}}])
     );
     assert_eq!(s.job_cache.index, "salt-master-job-cache");
     // The first return in the page's order, whole: the first output.
@@ -119,7 +125,12 @@ fn the_job_searches_filter_on_the_jid_and_ask_for_every_return() {
         assert!(s.first_output.body.get(key).is_none(), "{key}");
     }
     // Following the job, the outputs on screen are not fetched again.
-    let again = job_searches(&QueryContext::at(0), "7", FirstOutput::Nothing);
+    let again = job_searches(
+        &QueryContext::at(0),
+        "7",
+        FirstOutput::Nothing,
+        MinionsShown::All,
+    );
     assert_eq!(again.first_output.body["size"], 0);
 }
 
@@ -219,7 +230,7 @@ fn targeted_minions_without_returns_are_listed_as_missing_with_why() {
 
 #[test]
 fn the_returns_come_in_pages_without_data_and_each_minions_data_on_its_own() {
-    let first = returns_search(&QueryContext::at(0), "7", None);
+    let first = returns_search(&QueryContext::at(0), "7", None, MinionsShown::All);
     assert_eq!(first.body["_source"]["excludes"], json!(["data"]));
     assert!(first.body["aggs"]["returned"]["terms"].is_object());
     let full: Vec<Value> = (0..JOB_RETURNS_PAGE)
@@ -239,7 +250,7 @@ fn the_returns_come_in_pages_without_data_and_each_minions_data_on_its_own() {
             .unwrap()
             .clone()
     );
-    let next = returns_search(&QueryContext::at(0), "7", Some(&more));
+    let next = returns_search(&QueryContext::at(0), "7", Some(&more), MinionsShown::All);
     assert_eq!(
         next.body["search_after"],
         json!(["m0499", "salt-state_apply-v1"])
@@ -299,11 +310,52 @@ fn the_minion_an_address_names_comes_first_and_the_rest_keep_their_order() {
 }
 
 #[test]
+fn the_failed_minions_alone_are_listed_and_the_job_still_counted_whole() {
+    let ctx = QueryContext::at(0);
+    let s = job_searches(&ctx, "7", FirstOutput::First, MinionsShown::Failed);
+    let failed = failed_clause(&ctx.fields);
+    // Listed after the counts: the missing minions and the totals are the
+    // whole job's.
+    assert_eq!(s.returns.body["post_filter"], failed);
+    assert_eq!(s.returns.body["aggs"]["failed"]["filter"], failed);
+    assert!(s.returns.body["aggs"]["returned"]["terms"].is_object());
+    let first_filter = s.first_output.body["query"]["bool"]["filter"]
+        .as_array()
+        .unwrap();
+    assert_eq!(
+        first_filter.last(),
+        Some(&failed),
+        "the first failed output"
+    );
+    let all = job_searches(&ctx, "7", FirstOutput::First, MinionsShown::All);
+    assert!(all.returns.body.get("post_filter").is_none());
+    assert!(all.returns.body["aggs"].get("all").is_none());
+    // The next pages: failed ones only, in the query.
+    let after = ReturnsCursor(vec![json!("m0499"), json!("i")]);
+    let next = returns_search(&ctx, "7", Some(&after), MinionsShown::Failed);
+    let next_filter = next.body["query"]["bool"]["filter"].as_array().unwrap();
+    assert!(next_filter.contains(&failed));
+    assert!(next.body.get("post_filter").is_none());
+
+    // The hits' total counts the failed; the job's from the aggregation.
+    let answer = json!({
+        "hits": {"total": {"value": 1}, "hits": [ret("b", false)]},
+        "aggregations": {"all": {"doc_count": 2}, "failed": {"doc_count": 1},
+            "returned": {"buckets": [{"key": "a"}, {"key": "b"}]}}
+    });
+    let job = parse_job("7", answers_with(Ok(answer))).unwrap();
+    assert_eq!(job.total_returns, 2);
+    assert_eq!(job.outcomes(), (1, 1));
+    assert_eq!(job.returns.len(), 1);
+}
+
+#[test]
 fn the_minion_a_link_names_comes_with_its_output_however_far_down_the_job() {
     let s = job_searches(
         &QueryContext::at(0),
         "7",
         FirstOutput::Named("minion-web0404.prod"),
+        MinionsShown::All,
     );
     let filter = &s.first_output.body["query"]["bool"]["filter"];
     assert_eq!(
@@ -312,7 +364,12 @@ fn the_minion_a_link_names_comes_with_its_output_however_far_down_the_job() {
     );
     assert_eq!(s.first_output.body["size"], 1);
     // An anchor's `_` stood for any character the id could not keep.
-    let odd = job_searches(&QueryContext::at(0), "7", FirstOutput::Named("minion-a_b"));
+    let odd = job_searches(
+        &QueryContext::at(0),
+        "7",
+        FirstOutput::Named("minion-a_b"),
+        MinionsShown::All,
+    );
     assert_eq!(
         odd.first_output.body["query"]["bool"]["filter"]
             .as_array()
@@ -320,8 +377,18 @@ fn the_minion_a_link_names_comes_with_its_output_however_far_down_the_job() {
         Some(&json!({"wildcard": {"minion.keyword": {"value": "a?b"}}}))
     );
     // Naming nobody: the first return, as without a name.
-    let nobody = job_searches(&QueryContext::at(0), "7", FirstOutput::Named(""));
-    let first = job_searches(&QueryContext::at(0), "7", FirstOutput::First);
+    let nobody = job_searches(
+        &QueryContext::at(0),
+        "7",
+        FirstOutput::Named(""),
+        MinionsShown::All,
+    );
+    let first = job_searches(
+        &QueryContext::at(0),
+        "7",
+        FirstOutput::First,
+        MinionsShown::All,
+    );
     assert_eq!(nobody.first_output, first.first_output);
 
     // Beyond the first page: read without its data, put first, and not
@@ -376,4 +443,19 @@ fn an_id_that_cannot_be_a_jid_is_said_so_and_not_waited_for() {
     // No jid, or one from last month: not waited for at all.
     assert!(!empty("notajid").worth_following(now, now));
     assert!(!empty("20261106182700000102").worth_following(now, now));
+    // Nor one years ahead: it never ages, so it was followed for good.
+    let future = empty("20301207000000000000");
+    assert!(!future.still_running(now));
+    assert!(!future.worth_following(now + 1_000, now));
+    // A job with returns whose jid is hours ahead (a master's local
+    // time): followed, but not for longer than the page's own limit.
+    let ahead = parse_job(
+        "20261206192700000102",
+        answers_with(Ok(
+            json!({"hits": {"total": {"value": 1}, "hits": [ret("a", true)]}}),
+        )),
+    )
+    .unwrap();
+    assert!(ahead.worth_following(now + 1_000, now));
+    assert!(!ahead.worth_following(now + FOLLOW_FOR_MS, now));
 }

@@ -6,7 +6,7 @@ use proptest::prelude::*;
 use saltscope_core::engine::{read_msearch, Reply};
 use saltscope_core::model::{Outcome, ReturnData, ReturnDoc};
 use saltscope_core::query::job::{
-    job_searches, parse_job, parse_return, return_search, FirstOutput,
+    job_searches, parse_job, parse_return, return_search, FirstOutput, MinionsShown,
 };
 use saltscope_core::query::QueryContext;
 use serde_json::{json, Value};
@@ -59,7 +59,12 @@ fn a_minion_whose_return_is_nested_200_levels_deep_leaves_the_others_of_its_job_
     ];
     let reply = job_reply(&returns, &minions);
     let answers = read_msearch(
-        &job_searches(&QueryContext::at(0), JID, FirstOutput::First),
+        &job_searches(
+            &QueryContext::at(0),
+            JID,
+            FirstOutput::First,
+            MinionsShown::All,
+        ),
         &reply,
     )
     .expect("the reply itself reads");
@@ -128,7 +133,7 @@ proptest! {
             .map(|(i, m)| ret(m, if i == which { nest(depth, leaf.clone(), objects) } else { states() }))
             .collect();
         let reply = job_reply(&returns, &minions);
-        let answers = read_msearch(&job_searches(&QueryContext::at(0), JID, FirstOutput::First), &reply)
+        let answers = read_msearch(&job_searches(&QueryContext::at(0), JID, FirstOutput::First, MinionsShown::All), &reply)
             .expect("the reply itself reads");
         let job = parse_job(JID, answers).expect("the job page shows");
         let shown: Vec<&str> = job.returns.iter().map(|r| r.minion.as_str()).collect();

@@ -3,7 +3,7 @@
 use proptest::collection::vec;
 use proptest::prelude::*;
 use saltscope_core::engine::{read_msearch, Reply, SearchAnswer};
-use saltscope_core::query::job::{job_searches, FirstOutput, JobAnswers};
+use saltscope_core::query::job::{job_searches, FirstOutput, JobAnswers, MinionsShown};
 use saltscope_core::query::QueryContext;
 use serde_json::{json, Value};
 
@@ -26,7 +26,12 @@ pub fn reply_of(responses: &[Value]) -> Reply {
 /// The job page's answers to `responses`.
 pub fn job_answers(responses: &[Value]) -> JobAnswers {
     read_msearch(
-        &job_searches(&QueryContext::at(0), "1", FirstOutput::First),
+        &job_searches(
+            &QueryContext::at(0),
+            "1",
+            FirstOutput::First,
+            MinionsShown::All,
+        ),
         &reply_of(responses),
     )
     .expect("a responses array is an _msearch reply")
@@ -78,7 +83,7 @@ proptest! {
         vec(any::<u8>(), 0..200),
         json().prop_map(|v| serde_json::to_vec(&v).expect("serializes")),
     ]) {
-        let _ = read_msearch(&job_searches(&QueryContext::at(0), "1", FirstOutput::First), &reply(body));
+        let _ = read_msearch(&job_searches(&QueryContext::at(0), "1", FirstOutput::First, MinionsShown::All), &reply(body));
     }
 
     #[test]
@@ -87,7 +92,7 @@ proptest! {
             .prop_map(|r| serde_json::to_vec(&object([("responses", Value::Array(r))])).expect("serializes"))
             .prop_flat_map(mutate),
     ) {
-        let _ = read_msearch(&job_searches(&QueryContext::at(0), "1", FirstOutput::First), &reply(body));
+        let _ = read_msearch(&job_searches(&QueryContext::at(0), "1", FirstOutput::First, MinionsShown::All), &reply(body));
     }
 
     #[test]
