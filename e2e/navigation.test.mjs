@@ -44,6 +44,26 @@ test('the views\' links move the address without a page load, and back and forwa
   errors.assertNone();
 });
 
+test('each view names the tab: its title follows the view, back and forward included', async () => {
+  const { page, errors } = await b.newPage();
+  const { jid } = manifest.state_apply_multi;
+  await page.goto(url('/'));
+  await page.getByRole('table', { name: 'Jobs' }).waitFor();
+  assert.equal(await page.title(), 'Jobs · Saltscope');
+  const views = page.getByRole('navigation', { name: 'Views' });
+  await views.getByRole('link', { name: 'Audit', exact: true }).click();
+  await page.waitForFunction(() => document.title === 'Audit trail · Saltscope');
+  // A page loaded at a view's address: titled once the app starts.
+  const titled = (t) => page.waitForFunction((want) => document.title === want, t);
+  await page.goto(url(`/job/${jid}`));
+  await titled(`Job ${jid} · Saltscope`);
+  await page.goto(url('/minion/db-02'));
+  await titled('Minion db-02 · Saltscope');
+  await page.goBack();
+  await titled(`Job ${jid} · Saltscope`);
+  errors.assertNone();
+});
+
 test('a minion\'s link on the job page brings its return into view', async () => {
   const { page, errors } = await b.newPage();
   await page.setViewportSize({ width: 1200, height: 500 });

@@ -39,7 +39,7 @@ use leptos::prelude::*;
 use leptos::task::spawn_local;
 use saltscope_core::engine::{ClientEvent, EngineError};
 use saltscope_core::query::QueryContext;
-use saltscope_core::route::Page;
+use saltscope_core::route::{page_title, Page};
 use saltscope_core::views::{self, Connection};
 use wasm_bindgen::JsValue;
 use wasm_bindgen_futures::JsFuture;
@@ -415,6 +415,7 @@ fn App(session: Session) -> impl IntoView {
 fn Pages() -> impl IntoView {
     let location = location::use_location();
     let page = Memo::new(move |_| Page::from_path(&location.pathname.get()));
+    Effect::new(move |_| document().set_title(&page_title(page.get().as_ref())));
     move || match page.get() {
         Some(Page::Jobs) => view! { <job_list::JobListPage/> }.into_any(),
         Some(Page::Job(jid)) => view! { <job_page::JobPage jid=jid/> }.into_any(),
