@@ -271,3 +271,17 @@ test('the audit trail answers who touched a minion: jobs that reached it through
   await trail.getByRole('link', { name: rm.jid }).waitFor();
   errors.assertNone();
 });
+
+test('a minion that never returned: its page says so and leads to the jobs published to it', async () => {
+  const { page, errors } = await b.newPage();
+  const { jid, never_returns: [minion] } = manifest.missing_minion;
+  assert.ok(minion, 'salt-data.sh targets a minion that never answers');
+  await page.goto(url(`/minion/${minion}`));
+  const line = page.getByText(`No return from ${minion} matches.`);
+  await line.waitFor();
+  assert.equal(await page.getByText(/check that the index pattern/).count(), 0, 'no advice about config.json');
+  await line.getByRole('link', { name: 'audit trail' }).click();
+  await page.waitForURL((u) => u.pathname === '/audit' && u.searchParams.get('minion') === minion);
+  await page.getByRole('table', { name: 'Audit trail' }).getByRole('link', { name: jid }).waitFor();
+  errors.assertNone();
+});

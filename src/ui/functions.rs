@@ -3,7 +3,7 @@ use saltscope_core::query::filter::JobFilter;
 use saltscope_core::query::functions::FunctionStats;
 use saltscope_core::query::minions::LatestOf;
 use saltscope_core::route::{link, param};
-use saltscope_core::text::{counted, fixed};
+use saltscope_core::text::{counted, fixed, line_shown};
 use saltscope_core::time::utc_millis;
 use saltscope_core::views;
 
@@ -101,11 +101,16 @@ pub fn FunctionPage(fun: String) -> impl IntoView {
         link::function(&fun.get(), &filter.get().0, failing, after.as_deref())
     };
     view! {
-        <h1>"Latest " <span class="fun">{move || fun.get()}</span> " on every minion"</h1>
+        <h1>"Latest " <span class="fun">{move || line_shown(&fun.get())}</span> " on every minion"</h1>
         <FilterBar suggestions=Signal::derive(Vec::new) fields=FilterFields { jid: false, minion: true, function: false, outcome: false }/>
         {move || match (page.error(), page.ok()) {
             (Some(e), _) => view! { <ErrorPanel error=e retry=page.retry()/> }.into_any(),
             (_, None) => view! { <p class="loading">"Loading…"</p> }.into_any(),
+            // A name no minion ran (a typo, or outside the time range).
+            (_, Some(p)) if p.latest.is_empty() && !failing_only.get() => view! {
+                <p class="notice">"No minion returned " {fun.get()} " in this time range. Widen it, or find the function among "
+                    <a href=link::functions(&filter.get().0)>"every function"</a>"."</p>
+            }.into_any(),
             (_, Some(p)) => {
                 let summary = format!("{}, {} failing now", counted(p.minions.unwrap_or(p.latest.len() as u64), "minion"), p.failing_now);
                 let only = failing_only.get();
@@ -115,7 +120,9 @@ pub fn FunctionPage(fun: String) -> impl IntoView {
                 let next = p.next_after.clone();
                 view! {
                     <p class="count">{summary}
-                        " · " <a href=href(!only, None)>{if only { "show all minions" } else { "show failing only" }}</a></p>
+                        {(only || p.failing_now > 0).then(|| view! {
+                            " · " <a href=href(!only, None)>{if only { "show all minions" } else { "show failing only" }}</a>
+                        })}</p>
                     <Notes notes=p.notes.clone()/>
                     <table class="latest" aria-label="Latest returns">
                         <thead><tr><th>"Minion"</th><th>"Latest return"</th></tr></thead>

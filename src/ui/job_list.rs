@@ -175,7 +175,11 @@ pub fn JobList(fixed_minion: Option<String>) -> impl IntoView {
         {move || jobs.ok().and_then(|p| p.histogram.clone()).map(|h| view! { <HistogramChart histogram=h on_zoom=zoom/> })}
         {move || jobs.ok().map(|p| view! { <Notes notes=p.notes.clone()/> })}
         {move || jobs.ok().is_some_and(|p| p.jobs.is_empty()).then(|| view! {
-            <p class="notice">"No jobs match. Widen the time range or the filter, or check that the index pattern in config.json matches the returner's indices."</p>
+            // A minion may have been sent jobs and answered none.
+            {match link::audit_of_minions(&filter.get()) {
+                Some(href) => view! { <p class="notice">"No return from " {filter.get().minions.join(", ")} " matches. The jobs published to it, answered or not, are in the " <a href=href>"audit trail"</a>"."</p> }.into_any(),
+                None => view! { <p class="notice">"No jobs match. Widen the time range or the filter, or check that the index pattern in config.json matches the returner's indices."</p> }.into_any(),
+            }}
             // The list is made of returns: a job no minion answered is only
             // on its own page, from the master's publish record and events.
             {filter.get().jid.filter(|j| jid_start_ms(j).is_some()).map(|j| view! {

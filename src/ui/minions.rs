@@ -3,7 +3,7 @@ use saltscope_core::model::Outcome;
 use saltscope_core::query::filter::JobFilter;
 use saltscope_core::query::minions::{LatestReturn, MinionSummary};
 use saltscope_core::route::{link, param};
-use saltscope_core::text::counted;
+use saltscope_core::text::{counted, line_shown};
 use saltscope_core::time::{utc_millis, utc_timestamp};
 use saltscope_core::views;
 
@@ -95,7 +95,7 @@ pub fn latest_cell(l: &LatestReturn) -> impl IntoView {
 #[component]
 pub fn MinionPage(id: String) -> impl IntoView {
     view! {
-        <h1>"Minion " <span class="minion-id">{id.clone()}</span></h1>
+        <h1>"Minion " <span class="minion-id">{line_shown(&id)}</span></h1>
         <JobList fixed_minion=Some(id)/>
     }
 }
