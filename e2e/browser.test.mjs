@@ -454,7 +454,7 @@ test('the job page lists only the minions that failed on request, its totals sti
   // with the way to it.
   const fine = docs.find((d) => d.success !== false).minion;
   await page.goto(url(`/job/${jid}?outcome=failed#minion-${fine}`));
-  const elsewhere = page.getByText('The minion the link names did not fail:');
+  const elsewhere = page.getByText('The minion the link names is not among the failed:');
   await elsewhere.getByRole('link', { name: 'see it among every minion' }).click();
   await page.waitForURL((u) => !u.search.includes('outcome=') && u.hash === `#minion-${fine}`);
   await page.getByRole('region', { name: fine, exact: true }).waitFor();
@@ -471,6 +471,29 @@ test('the job page lists only the minions that failed on request, its totals sti
   await page.goto(url(`/job/${clean}?outcome=failed`));
   await page.getByRole('status').getByText('No minion failed in this job.').waitFor();
   assert.equal(await states.textContent(), whole);
+  errors.assertNone();
+});
+
+test('a link naming a minion the job page does not list leads to its line among the missing, or says it has no return', async () => {
+  const { page, errors } = await b.newPage();
+  await page.setViewportSize({ width: 1200, height: 400 });
+  const { jid, never_returns: [gone] } = manifest.missing_minion;
+  assert.ok(gone, 'salt-data.sh targets a minion that never answers');
+  const inView = (id) => page.waitForFunction((id) => {
+    const r = document.getElementById(id)?.getBoundingClientRect();
+    return r && r.top >= 0 && r.bottom <= innerHeight;
+  }, id);
+  // Targeted, never answered: the page scrolls to its line, listing every
+  // minion or only the failed, and says nothing of failing.
+  for (const query of ['', '?outcome=failed']) {
+    await page.goto(url(`/job/${jid}${query}#minion-${gone}`));
+    await page.getByRole('region', { name: 'Missing minions' }).getByRole('listitem').filter({ hasText: gone }).waitFor();
+    await inView(`minion-${gone}`);
+    assert.equal(await page.getByText(/which the link names|not among the failed/).count(), 0, query);
+  }
+  // No such minion in the job: said, not silently ignored.
+  await page.goto(url(`/job/${jid}#minion-nosuch`));
+  await page.getByText('nosuch, which the link names, has no return in this job.').waitFor();
   errors.assertNone();
 });
 

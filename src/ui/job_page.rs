@@ -9,9 +9,10 @@ use saltscope_core::model::{
 };
 use saltscope_core::query::compare::{CompareRequest, RunRef};
 use saltscope_core::query::job::{
-    add_page, named_first, not_a_jid, states_total, FirstOutput, JobDetail, JobStates,
-    MinionsShown, MissingMinion, MissingReason,
+    add_page, not_a_jid, states_total, FirstOutput, JobDetail, JobStates, MinionsShown,
+    MissingMinion, MissingReason,
 };
+use saltscope_core::query::named::{named_first, NamedMinion};
 use saltscope_core::query::scan::ScanProgress;
 use saltscope_core::route::{link, StateView};
 use saltscope_core::text::line_shown;
@@ -131,20 +132,19 @@ fn JobView(job: Arc<JobDetail>, view_as: Memo<StateView>, shown: MinionsShown) -
     // that nothing drawn later above it pushes it off the screen.
     let named = super::location::named_id();
     let failed_only = shown == MinionsShown::Failed;
-    // A link to a minion that did not fail, opened listing only the failed.
-    let named_elsewhere = (failed_only
-        && named.starts_with("minion-")
-        && !job
-            .returns
-            .iter()
-            .any(|r| link::minion_anchor(&r.minion) == named))
-    .then(|| {
-        let all = StateView {
-            minions: MinionsShown::All,
-            ..view_as.get_untracked()
-        };
-        format!("{}#{named}", link::job_view(&job.jid, all))
-    });
+    // A link to a minion this page does not list: why, and where it is.
+    let all = StateView {
+        minions: MinionsShown::All,
+        ..view_as.get_untracked()
+    };
+    let named_note = match job.named_minion(&named, shown) {
+        NamedMinion::Unlisted => {
+            let href = format!("{}#{named}", link::job_view(&job.jid, all));
+            Some(view! { <p class="notice">"The minion the link names is not among the failed: " <a href=href>"see it among every minion"</a>"."</p> }.into_any())
+        }
+        NamedMinion::NoReturn(id) => Some(view! { <p class="notice">{id}", which the link names, has no return in this job."</p> }.into_any()),
+        _ => None,
+    };
     let returns = RwSignal::new(job.returns.clone());
     let counts = RwSignal::new((job.total_returns, job.outcomes()));
     let missing = RwSignal::new(job.missing.clone());
@@ -284,9 +284,7 @@ fn JobView(job: Arc<JobDetail>, view_as: Memo<StateView>, shown: MinionsShown) -
             };
             view! { <p class="notice" role="status">{line}</p> }
         })}
-        {named_elsewhere.map(|href| view! {
-            <p class="notice">"The minion the link names did not fail: " <a href=href>"see it among every minion"</a>"."</p>
-        })}
+        {named_note}
         <Timeline timeline=timeline/>
         <nav class="chips" aria-label="Minions">
             {chips}
@@ -460,7 +458,9 @@ fn MissingList(missing: RwSignal<Vec<MissingMinion>>, following: RwSignal<bool>)
                             } else {
                                 m.reason.explain()
                             };
-                            view! { <li><strong>{m.minion}</strong>" — "{why}</li> }
+                            // A link naming a missing minion leads here.
+                            let anchor = link::minion_anchor(&m.minion);
+                            view! { <li id=anchor><strong>{m.minion}</strong>" — "{why}</li> }
                         }).collect_view()}
                     </ul>
                 </section>

@@ -221,20 +221,6 @@ impl JobDetail {
     }
 }
 
-/// The return of the minion an address names (`#minion-…`, a link from
-/// another view to one minion's return) moved to the front, the others
-/// keeping their order: the page then scrolls to it, and no output drawn
-/// later above it can push it away. Nothing moves when no return on the
-/// page is that minion's.
-pub fn named_first(returns: &mut [ReturnDoc], anchor: &str) {
-    let named = returns
-        .iter()
-        .position(|r| crate::route::link::minion_anchor(&r.minion) == anchor);
-    if let Some(front) = named.and_then(|at| returns.get_mut(..=at)) {
-        front.rotate_right(1);
-    }
-}
-
 /// The return whose data came with the job first among `returns`, the
 /// others keeping their order; read without its data and put there when
 /// it lies beyond this page (a minion an address names).

@@ -1,6 +1,7 @@
 //! The job page's searches and how its answers are read.
 
 use super::*;
+use crate::query::named::{named_first, NamedMinion};
 use serde_json::Value;
 
 fn ret(minion: &str, success: bool) -> Value {
@@ -307,6 +308,51 @@ fn the_minion_an_address_names_comes_first_and_the_rest_keep_their_order() {
     assert_eq!(order(&returns), ["web02.prod", "db-02", "web01"]);
     named_first(&mut returns, "");
     assert_eq!(order(&returns), ["web02.prod", "db-02", "web01"]);
+}
+
+#[test]
+fn the_minion_an_address_names_is_listed_missing_unlisted_or_not_in_the_job() {
+    let answers = answers_with(Ok(
+        json!({"hits": {"total": {"value": 1}, "hits": [ret("db-02", false)]}}),
+    ));
+    let mut job = parse_job("7", answers).unwrap();
+    job.missing = vec![MissingMinion {
+        minion: "offline-05".into(),
+        reason: MissingReason::NoReturn,
+    }];
+    let (all, failed) = (MinionsShown::All, MinionsShown::Failed);
+    assert_eq!(job.named_minion("", all), NamedMinion::Nothing);
+    assert_eq!(job.named_minion("state-3", all), NamedMinion::Nothing);
+    assert_eq!(
+        job.named_minion("minion-db-02", failed),
+        NamedMinion::Listed
+    );
+    // A missing minion's line is where the link leads, in either listing.
+    assert_eq!(
+        job.named_minion("minion-offline-05", failed),
+        NamedMinion::Missing
+    );
+    assert_eq!(
+        job.named_minion("minion-offline-05", all),
+        NamedMinion::Missing
+    );
+    // Listing every minion, its return would have come with the page.
+    let none = |id: &str| NamedMinion::NoReturn(id.into());
+    assert_eq!(job.named_minion("minion-web01", all), none("web01"));
+    // Listing the failed: a minion that may have succeeded, unless the
+    // publish data says it was never targeted.
+    assert_eq!(
+        job.named_minion("minion-web01", failed),
+        NamedMinion::Unlisted
+    );
+    job.publish = PublishInfo::from_event(&json!({"tag": "salt/job/7/new",
+        "data": {"fun": "state.apply", "minions": ["db-02", "web01", "offline-05"]}}));
+    assert!(job.publish.is_some());
+    assert_eq!(
+        job.named_minion("minion-web01", failed),
+        NamedMinion::Unlisted
+    );
+    assert_eq!(job.named_minion("minion-nosuch", failed), none("nosuch"));
 }
 
 #[test]

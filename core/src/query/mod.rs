@@ -15,6 +15,7 @@ pub mod histogram;
 pub mod job;
 pub mod jobs;
 pub mod minions;
+pub mod named;
 pub mod scan;
 pub mod sls;
 pub mod summary;
