@@ -283,5 +283,9 @@ test('a minion that never returned: its page says so and leads to the jobs publi
   await line.getByRole('link', { name: 'audit trail' }).click();
   await page.waitForURL((u) => u.pathname === '/audit' && u.searchParams.get('minion') === minion);
   await page.getByRole('table', { name: 'Audit trail' }).getByRole('link', { name: jid }).waitFor();
+  // Narrowed to failed returns, no match says nothing of never answering.
+  await page.goto(url(`/minion/${minion}?outcome=failed`));
+  await page.getByText('No jobs match.').waitFor();
+  assert.equal(await page.getByText(/No return from/).count(), 0);
   errors.assertNone();
 });

@@ -439,8 +439,19 @@ pub mod link {
 
     /// The audit trail of the jobs published to `filter`'s minions in its
     /// time, answered or not: where a minion that never returned is found
-    /// (the job list is made of returns). `None` naming no minion.
+    /// (the job list is made of returns). `None` naming no minion, or
+    /// narrowing by more than minion and time (no failed return of a
+    /// minion is no sign that it never answered).
     pub fn audit_of_minions(filter: &JobFilter) -> Option<String> {
+        let narrower = JobFilter {
+            minions: filter.minions.clone(),
+            time: filter.time.clone(),
+            show_noisy: filter.show_noisy,
+            ..JobFilter::default()
+        };
+        if *filter != narrower {
+            return None;
+        }
         let audit_filter = AuditFilter {
             minions: filter.minions.clone(),
             time: filter.time.clone(),
@@ -642,11 +653,23 @@ mod tests {
             jobs.contains("time=all") && !jobs.contains("state"),
             "{jobs}"
         );
+        // A minion's jobs in a time, answered or not: not its failed ones,
+        // nor those of some functions.
+        let minion_only = JobFilter {
+            functions: Vec::new(),
+            ..filter.clone()
+        };
         assert_eq!(
-            link::audit_of_minions(&filter).as_deref(),
+            link::audit_of_minions(&minion_only).as_deref(),
             Some("/audit?minion=db-02&time=all")
         );
+        assert_eq!(link::audit_of_minions(&filter), None);
         assert_eq!(link::audit_of_minions(&JobFilter::default()), None);
+        let failed = JobFilter {
+            outcome: crate::query::filter::OutcomeFilter::AnyFailed,
+            ..minion_only
+        };
+        assert_eq!(link::audit_of_minions(&failed), None);
         let minion = link::minion_in("db-02", &filter);
         assert!(minion.starts_with("/minion/db-02?"), "{minion}");
         assert!(
