@@ -44,6 +44,28 @@ test('the views\' links move the address without a page load, and back and forwa
   errors.assertNone();
 });
 
+test('the first Tab reaches "Skip to content", which takes the keyboard past the top bar into the view', async () => {
+  const { page, errors } = await b.newPage();
+  await page.goto(url('/'));
+  await page.getByRole('table', { name: 'Jobs' }).waitFor();
+  await page.keyboard.press('Tab');
+  const skip = page.getByRole('link', { name: 'Skip to content' });
+  assert.ok(await skip.evaluate((a) => a === document.activeElement), 'the first stop');
+  const box = await skip.boundingBox();
+  assert.ok(box && box.x >= 0 && box.y >= 0, `drawn on screen once focused: ${JSON.stringify(box)}`);
+  await page.keyboard.press('Enter');
+  await page.waitForFunction(() => document.activeElement?.tagName === 'MAIN');
+  await page.keyboard.press('Tab');
+  const stop = await page.evaluate(() => {
+    const a = document.activeElement;
+    return { inView: document.querySelector('main').contains(a), label: a.getAttribute('aria-label') || a.textContent };
+  });
+  assert.ok(stop.inView, `the next stop is the view's own, not ${stop.label}`);
+  assert.equal(new URL(page.url()).hash, '', 'the address stays');
+  await page.getByRole('table', { name: 'Jobs' }).waitFor();
+  errors.assertNone();
+});
+
 test('each view names the tab: its title follows the view, back and forward included', async () => {
   const { page, errors } = await b.newPage();
   const { jid } = manifest.state_apply_multi;

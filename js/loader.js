@@ -10,6 +10,19 @@
 //
 // If the app cannot start, the page says why instead of staying blank.
 const app = document.querySelector('meta[name="saltscope-app"]');
+
+// index.html's skip link: the keyboard's next stop is the view's first
+// control, not the top bar's links. A fragment link alone does not move the
+// focus, and the app's own link handling (src/ui/location.rs) would push
+// "#main" into the address; a handled click is one it leaves alone.
+document.querySelector('a.skip')?.addEventListener('click', (e) => {
+  e.preventDefault();
+  const main = document.querySelector('main');
+  if (main) {
+    main.tabIndex = -1;
+    main.focus();
+  }
+});
 try {
   if (!app) throw new Error('index.html lacks <meta name="saltscope-app">: build it with scripts/build.sh');
   const { default: init } = await import(app.dataset.js);
