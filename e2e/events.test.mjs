@@ -84,6 +84,19 @@ test('filters by minion, by jid and by failed returns, all in the URL', async ()
   assert.equal(ofJob.length, expected);
   assert.ok(ofJob.some((r) => r.tag === `salt/job/${jid}/new`), 'its publish event');
   for (const r of ofJob) assert.equal(r.job, jid);
+  // The beginning of a jid, as the job list takes it: every job it begins.
+  const start = jid.slice(0, 12);
+  await page.goto(url(`/events?time=all&jid=${start}`));
+  await settled(page);
+  const begun = await count({ bool: { should: [
+    { prefix: { 'data.jid.keyword': start } },
+    { prefix: { [TAG]: `salt/job/${start}` } },
+    { prefix: { [TAG]: `salt/run/${start}` } },
+  ], minimum_should_match: 1 } });
+  assert.ok(begun >= expected, `${begun} events of jobs begun ${start}`);
+  await page.getByText(`${begun} events match`).waitFor();
+  await page.goto(url(`/events?time=all&jid=${jid}`));
+  await settled(page);
   await rows(page).filter({ hasText: `salt/job/${jid}/new` }).getByRole('link', { name: `Job ${jid}` }).click();
   await page.getByRole('heading', { name: `Job ${jid}` }).waitFor();
 
@@ -105,6 +118,17 @@ test('filters by minion, by jid and by failed returns, all in the URL', async ()
       assert.ok(r.failed, `${r.tag} is marked failed`);
     }
   }
+  errors.assertNone();
+});
+
+test('a runner\'s events link to its job page, as the audit trail does', async () => {
+  const { page, errors } = await b.newPage();
+  await page.goto(url('/events?time=all&tag=salt/run/*/new'));
+  const link = rows(page).first().getByRole('link', { name: /^Job \d{20} \(runner\)$/ });
+  await link.waitFor();
+  const jid = (await link.textContent()).slice(0, 20);
+  await link.click();
+  await page.getByRole('heading', { name: `Job ${jid}` }).waitFor();
   errors.assertNone();
 });
 

@@ -210,12 +210,10 @@ fn EventRow(event: EventDoc) -> impl IntoView {
         .minion
         .clone()
         .map(|m| view! { <a href=link::minion(&m)>{m.clone()}</a> });
+    // A runner's jid has its page too (its publish data and return).
     let job = event.jid.clone().map(|j| {
-        if event.tag.starts_with("salt/run/") {
-            view! { <span>{format!("{j} (runner)")}</span> }.into_any()
-        } else {
-            view! { <a href=link::job(&j) aria-label=format!("Job {j}")>{j.clone()}</a> }.into_any()
-        }
+        let runner = if event.tag.starts_with("salt/run/") { " (runner)" } else { "" };
+        view! { <a href=link::job(&j) aria-label=format!("Job {j}{runner}")>{format!("{j}{runner}")}</a> }
     });
     let open = RwSignal::new(false);
     let data = std::sync::Arc::new(event.data);

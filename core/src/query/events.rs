@@ -135,9 +135,16 @@ impl EventFilter {
             filter.push(json!({"bool": {"should": should, "minimum_should_match": 1}}));
         }
         if let Some(jid) = &self.jid {
+            // The beginning of a jid (a day, an hour) takes every jid it
+            // begins, as the job list's jid filter does.
+            let (kind, end) = if super::filter::is_whole_jid(jid) {
+                ("term", "/")
+            } else {
+                ("prefix", "")
+            };
             filter.push(body(
-                r#"{"bool":{"should":[{"term":{$0:$1}},{"prefix":{$2:$3}},{"prefix":{$2:$4}}],"minimum_should_match":1}}"#,
-                &[json!(f.event_jid), json!(jid), json!(f.tag), json!(format!("salt/job/{jid}/")), json!(format!("salt/run/{jid}/"))],
+                r#"{"bool":{"should":[{$5:{$0:$1}},{"prefix":{$2:$3}},{"prefix":{$2:$4}}],"minimum_should_match":1}}"#,
+                &[json!(f.event_jid), json!(jid), json!(f.tag), json!(format!("salt/job/{jid}{end}")), json!(format!("salt/run/{jid}{end}")), json!(kind)],
             ));
         }
         if self.failed_only {
@@ -414,6 +421,20 @@ mod tests {
             ("after", "1:0:salt/auth"),
         ]);
         assert_eq!(f.jid.as_deref(), Some("20261202"));
+        // A beginning matches every jid it begins; a whole jid, that jid.
+        let q = f.query(&QueryContext::at(0), None).to_string();
+        assert!(
+            q.contains(r#"{"prefix":{"data.jid.keyword":"20261202"}}"#),
+            "{q}"
+        );
+        assert!(
+            q.contains(r#"{"prefix":{"tag.keyword":"salt/job/20261202"}}"#),
+            "{q}"
+        );
+        assert!(
+            q.contains(r#"{"prefix":{"tag.keyword":"salt/run/20261202"}}"#),
+            "{q}"
+        );
         assert!(problems.is_empty(), "{problems:?}");
     }
 
