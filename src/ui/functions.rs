@@ -1,5 +1,5 @@
 use leptos::prelude::*;
-use saltscope_core::query::filter::JobFilter;
+use saltscope_core::query::filter::{JobFilter, TimeRange};
 use saltscope_core::query::functions::FunctionStats;
 use saltscope_core::query::minions::LatestOf;
 use saltscope_core::route::{link, param};
@@ -108,7 +108,8 @@ pub fn FunctionPage(fun: String) -> impl IntoView {
             (_, None) => view! { <p class="loading">"Loading…"</p> }.into_any(),
             // A name no minion ran (a typo, or outside the time range).
             (_, Some(p)) if p.latest.is_empty() && !failing_only.get() => view! {
-                <p class="notice">"No minion returned " {fun.get()} " in this time range. Widen it, or find the function among "
+                <p class="notice">"No minion returned " {fun.get()}
+                    {if filter.get().0.time == TimeRange::All { ". Find the function among " } else { " in this time range. Widen it, or find the function among " }}
                     <a href=link::functions(&filter.get().0)>"every function"</a>"."</p>
             }.into_any(),
             (_, Some(p)) => {

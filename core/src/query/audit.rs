@@ -371,15 +371,13 @@ pub fn parse_audit(
         _ => None,
     };
     if let (Some(jobs @ 1..), Some(published)) = (returned_jobs, page.total) {
-        let have = if published == 1 { "has" } else { "have" };
-        let returned = crate::text::counted(jobs, "job");
-        // More published than returned: jobs sent to minions that never
-        // answered, so the returns tell nothing of what is left out.
-        page.notes.push(if jobs > published {
-            format!("{returned} returned in this range and {published} {have} a publish record. Only those are listed: a job run by salt-call on a minion, or while the master's events were not indexed, has none and is only in the job list")
-        } else {
-            format!("{returned} returned in this range and {published} {have} a publish record: a job published to minions that did not answer has no return. A job run by salt-call on a minion, or while the master's events were not indexed, has no publish record and is only in the job list")
-        });
+        // Two counts of two sets of jids, not one inside the other: a job
+        // may have returns and no publish record, or the reverse.
+        let were = if published == 1 { "was" } else { "were" };
+        page.notes.push(format!(
+            "In this range {} returned and {published} {were} published (a publish record), not always the same jobs. Only the published are listed: a job run by salt-call on a minion, or while the master's events were not indexed, has no publish record and is only in the job list; a job published to minions that did not answer has no return",
+            crate::text::counted(jobs, "job")
+        ));
     }
     let raw = hits(&answer);
     page.read = raw.len() as u64;
