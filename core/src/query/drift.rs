@@ -16,7 +16,7 @@ use super::summary::ComputedFrom;
 use super::template::body;
 use super::QueryContext;
 use crate::engine::{EngineError, SearchAnswer, SearchRequest};
-use crate::model::{ReturnDoc, RunSummary, StateIdentity};
+use crate::model::{ReturnDoc, RunSummary, StateIdentity, StateResult, StateRun};
 use crate::sort;
 use crate::text::scalar_text;
 
@@ -231,7 +231,10 @@ impl DriftCounter {
             let Some(states) = changed_states else {
                 continue;
             };
-            for run in states.runs.iter().filter(|r| r.changed()) {
+            // A dry run's (`test=True`, result None) changes are what would
+            // change: no change happened.
+            let happened = |r: &&StateRun| r.changed() && r.result != StateResult::None;
+            for run in states.runs.iter().filter(happened) {
                 let id = run.identity();
                 let e = changed.entry(id.clone()).or_insert((0, doc.jid.clone()));
                 e.0 += 1;
@@ -428,6 +431,36 @@ mod tests {
         let ids: Vec<&str> = r.states.iter().map(|s| s.state_id.as_str()).collect();
         assert_eq!(ids, ["web.configtest"], "changed in both runs that ran it");
         assert_eq!(r.states[0].minions.get("a").map(String::as_str), Some("3"));
+        // The same runs with the second highstate a dry run (`test=True`):
+        // what it would change is no change, so one change in two runs.
+        let dry = |mut states: Value| {
+            for state in states
+                .as_object_mut()
+                .into_iter()
+                .flat_map(|m| m.values_mut())
+            {
+                state["result"] = Value::Null;
+            }
+            states
+        };
+        let mut c = DriftCounter::default();
+        c.add_page(
+            page(vec![(
+                "a",
+                vec![
+                    run("a", "4", time_only()),
+                    run("a", "3", highstate(true)),
+                    run("a", "2", time_only()),
+                    run("a", "1", dry(highstate(false))),
+                ],
+            )]),
+            &filter,
+        )
+        .unwrap();
+        assert!(
+            c.report().states.is_empty(),
+            "a dry run's changes drift nothing"
+        );
         assert_eq!(needed_changes(4, 1), 2, "one change alone is no pattern");
         assert_eq!(needed_changes(1, 1), 1, "unless one is asked for");
         assert_eq!(needed_changes(3, 5), 3);
