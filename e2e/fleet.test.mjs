@@ -44,8 +44,9 @@ function classify(doc) {
 }
 
 async function expectedFleet() {
+  // A runner's return carries the master's id, which names no minion.
   const returns = { bool: { filter: [{ exists: { field: 'minion' } }],
-    must_not: [{ prefix: { _index: 'salt-master-' } }] } };
+    must_not: [{ prefix: { _index: 'salt-master-' } }, { prefix: { 'fun.keyword': 'runner.' } }] } };
   const all = await search('salt-*', { size: 0, query: returns,
     aggs: { m: { terms: { field: 'minion.keyword', size: 10000 } } } });
   const minions = new Map(all.aggregations.m.buckets.map((b) => [b.key, { status: 'Unreported', sls: [] }]));
@@ -87,6 +88,10 @@ test('every minion has the standing of its latest state run, counted in the bar'
   // only where `state.apply test=True` came last; failed (the broken SLS)
   // and unreported (offline-05, targeted, never returned) always.
   assert.equal(shown.get('offline-05'), 'Unreported', 'a targeted minion that never returned');
+  const master = await search('salt-*', { size: 1, query: { prefix: { 'fun.keyword': 'runner.' } } });
+  const masterId = master.hits.hits[0]?._source.minion;
+  assert.ok(masterId, 'salt-data.sh ran a runner');
+  assert.ok(!shown.has(masterId), `the master (${masterId}) is no minion of the fleet`);
   assert.ok([...shown.values()].includes('Failed'), 'a failed run');
   const bar = page.getByRole('navigation', { name: 'Fleet status' });
   for (const status of ['Failed', 'Unreported', 'Test mode', 'Changed', 'Unchanged']) {

@@ -291,12 +291,21 @@ pub fn fleet_search(
         ..JobFilter::default()
     };
     let composite = super::minion_composite(&fields.minion, FLEET_PAGE_SIZE, after);
+    // A runner's return carries the master's id, which names no minion (as
+    // in the minions view): the master would stand unreported for ever.
+    let mut query = returns.returns_query(ctx);
+    if let Some(must_not) = query
+        .pointer_mut("/bool/must_not")
+        .and_then(Value::as_array_mut)
+    {
+        must_not.push(super::filter::runner_clause(fields));
+    }
     SearchRequest::new(
         &ctx.config.index_pattern,
         body(
             r#"{"size":0,"query":$0,"aggs":{"minions":{"composite":$1,"aggs":{"last_return":{"max":{"field":"@timestamp"}},"state_runs":{"filter":{"terms":{$2:$3}},"aggs":{"latest":{"top_hits":{"size":1,"sort":[{"@timestamp":{"order":"desc","unmapped_type":"date"}}],"_source":$4}}}}}}}}"#,
             &[
-                returns.returns_query(ctx),
+                query,
                 composite,
                 json!(fields.fun),
                 json!(STATE_RUN_FUNCTIONS),
@@ -560,6 +569,10 @@ mod tests {
             !body.contains("epoch_millis"),
             "every return counts, of any time: {body}"
         );
+        // The master's runner returns name no minion.
+        let runner = super::super::filter::runner_clause(&QueryContext::at(NOW).fields);
+        let must_not = s.body["query"]["bool"]["must_not"].as_array().unwrap();
+        assert!(must_not.contains(&runner), "{body}");
         let source = &s.body["aggs"]["minions"]["aggs"]["state_runs"]["aggs"]["latest"]["top_hits"]
             ["_source"];
         assert!(!source.as_array().unwrap().iter().any(|f| f == "data"));
