@@ -103,6 +103,6 @@ echo "dist: $(human "$total") ($total B), gzip -9: $(human "$gz") ($gz B), brotl
 # the build fails past a ceiling: the last measured size plus a little, so
 # growth is a deliberate change of this number, said in its commit.
 goal=300000
-ceiling=${SALTSCOPE_DIST_CEILING:-485700}
+ceiling=${SALTSCOPE_DIST_CEILING:-486300}
 echo "wasm + js + css, gzip -9: $app_gz B (goal $goal B, ceiling $ceiling B)"
 (( app_gz <= ceiling )) || die "wasm + js + css is $app_gz B gzip -9, over the $ceiling B ceiling: find what grew (twiggy top on target/wasm32-unknown-unknown/release/saltscope.wasm)"
