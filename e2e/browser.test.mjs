@@ -312,6 +312,10 @@ test('a runner that raised is a failed return: in the job list, the job page\'s 
   const { page, errors } = await b.newPage();
   await page.goto(url('/?outcome=failed&noisy=show&time=all'));
   await page.getByRole('table', { name: 'Jobs' }).getByRole('link', { name: raised.jid, exact: true }).waitFor();
+  // Who ran it, from the runner's own publish event (salt/run/<jid>/new).
+  const row = page.getByRole('table', { name: 'Jobs' }).getByRole('row')
+    .filter({ has: page.getByRole('link', { name: raised.jid, exact: true }) });
+  await row.getByText(raised.data.user, { exact: true }).waitFor();
   await page.goto(url(`/job/${raised.jid}`));
   await page.getByText('Failed: 1', { exact: true }).waitFor();
   await page.getByText('Succeeded: 0', { exact: true }).waitFor();

@@ -342,7 +342,7 @@ fn the_states_user_comes_from_the_publish_data_of_the_pages_jobs() {
     assert_eq!(lookup.body.content_type(), Some("application/x-ndjson"));
     let text = lookup.body.text();
     assert!(
-        text.contains(r#"["salt/job/7/new","salt/job/6/new"]"#),
+        text.contains(r#"["salt/job/7/new","salt/run/7/new","salt/job/6/new","salt/run/6/new"]"#),
         "{text}"
     );
     assert_eq!(

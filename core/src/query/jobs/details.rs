@@ -163,12 +163,17 @@ fn attach_stats(page: &mut JobListPage, answer: &Value) {
 /// The publish events and job-cache loads of some jobs.
 pub fn publish_searches(ctx: &QueryContext, jids: &[String]) -> PublishSearches {
     let (config, fields) = (&ctx.config, &ctx.fields);
-    let tags: Vec<String> = jids.iter().map(|j| format!("salt/job/{j}/new")).collect();
+    // A runner is published as `salt/run/<jid>/new`, its arguments `fun_args`.
+    let mut tags = Vec::with_capacity(jids.len() * 2);
+    for j in jids {
+        tags.push(format!("salt/job/{j}/new"));
+        tags.push(format!("salt/run/{j}/new"));
+    }
     PublishSearches {
         events: SearchRequest::new(
             &config.event_index_pattern,
             body(
-                r#"{"size":$0,"query":{"terms":{$1:$2}},"_source":["tag","data.fun","data.arg","data.tgt","data.tgt_type","data.user","data.minions","data.missing","data._stamp"]}"#,
+                r#"{"size":$0,"query":{"terms":{$1:$2}},"_source":["tag","data.fun","data.arg","data.fun_args","data.tgt","data.tgt_type","data.user","data.minions","data.missing","data._stamp"]}"#,
                 &[json!(tags.len().max(1)), json!(fields.tag), json!(tags)],
             ),
         ),
@@ -270,7 +275,12 @@ mod tests {
         );
         assert_eq!(
             s.events.body["query"]["terms"]["tag.keyword"],
-            json!(["salt/job/3/new", "salt/job/2/new"])
+            json!([
+                "salt/job/3/new",
+                "salt/run/3/new",
+                "salt/job/2/new",
+                "salt/run/2/new"
+            ])
         );
         assert_eq!(s.cache.body["query"]["ids"]["values"], json!(["3", "2"]));
         attach_details(
@@ -312,6 +322,36 @@ mod tests {
         );
         assert_eq!(runner.missing(), None, "no publish event: targets unknown");
         assert!(page.notes.is_empty(), "{:?}", page.notes);
+    }
+
+    #[test]
+    fn a_runners_publish_event_gives_its_row_a_user_and_arguments() {
+        let mut page = JobListPage {
+            jobs: vec![JobSummary {
+                jid: "5".into(),
+                ..JobSummary::default()
+            }],
+            ..JobListPage::default()
+        };
+        attach_details(
+            &mut page,
+            JobDetailsAnswers {
+                stats: Ok(
+                    json!({"aggregations": {"jobs": {"buckets": [stats_bucket("5", 1, 0, 0, 0)]}}}),
+                ),
+                events: Ok(
+                    json!({"hits": {"hits": [{"_source": {"tag": "salt/run/5/new", "data": {
+                    "fun": "runner.jobs.lookup_jid", "fun_args": ["20261208002901851508"], "user": "alice"}}}]}}),
+                ),
+                cache: Ok(json!({"hits": {"hits": []}})),
+            },
+        );
+        let publish = page.jobs[0]
+            .publish
+            .as_ref()
+            .expect("the runner's publish data");
+        assert_eq!(publish.user.as_deref(), Some("alice"));
+        assert_eq!(publish.args, ["20261208002901851508"]);
     }
 
     #[test]
