@@ -390,6 +390,8 @@ test('the audit trail says how many jobs returned beside how many it lists', asy
   // indexes no events.
   await page.goto(url('/audit?time=all&fun=no.such.function'));
   await page.getByRole('list', { name: 'Notes' }).getByText(/matches: widen the time range or the filter, or, if the master indexes neither/).waitFor();
+  await page.getByText('0 published jobs', { exact: true }).waitFor();
+  assert.equal(await page.getByText(/from the master job cache/).count(), 0, 'a page of neither source names none');
   errors.assertNone();
 });
 

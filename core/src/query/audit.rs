@@ -338,10 +338,12 @@ pub fn parse_audit(
         }
         Err(e) => return Err(e),
     };
+    // Nothing in either: no source to name (the page is of neither).
+    let from_neither = source == PublishSource::JobCache && hits(&answer).is_empty();
     if source == PublishSource::JobCache && cursor.is_none() {
         // A missing index answers "no hits" (the searches ignore unavailable
         // indices), so an empty job cache may mean there is none.
-        page.notes.push(if hits(&answer).is_empty() {
+        page.notes.push(if from_neither {
             format!(
                 "no publish event in `{}` and nothing in the job cache `{}` matches: widen the time range or the filter, or, if the master indexes neither, turn on `event_return: elasticsearch` (or `master_job_cache: elasticsearch`) on the master",
                 config.event_index_pattern, config.job_cache_index
@@ -358,7 +360,7 @@ pub fn parse_audit(
             "the job cache names no minions: a Minion filter reads the master's publish events only".into(),
         );
     }
-    page.source = Some(source);
+    page.source = (!from_neither).then_some(source);
     page.total = super::total_hits(&answer);
     // A job run by `salt-call` on a minion, or while the master's events
     // were not indexed, has returns and no publish record, so no line here.

@@ -205,6 +205,8 @@ fn with_both_caches_empty_or_absent_the_page_says_what_to_turn_on() {
     assert!(page.entries.is_empty());
     assert_eq!(page.notes.len(), 1, "{:?}", page.notes);
     assert!(page.notes[0].contains("turn on `event_return: elasticsearch`"));
+    // The page is of neither: it names no source ("from the master job cache").
+    assert_eq!(page.source, None);
 }
 
 #[test]
