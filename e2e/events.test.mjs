@@ -59,6 +59,11 @@ test('the bus newest first, with what floods it counted by tag family', async ()
   await page.getByText(`${published} events match`).waitFor();
   for (const r of await shown(page)) assert.match(r.tag, /^salt\/job\/\d{20}\/new$/);
   assert.equal(await families.getByRole('link', { name: /job published/ }).getAttribute('aria-current'), 'true');
+  // The other families stay counted, and "All tags" counts every tag.
+  const auths = await count({ term: { [TAG]: 'salt/auth' } });
+  assert.ok(auths > 0, 'minions authenticated');
+  await families.getByRole('listitem').filter({ has: page.getByRole('link', { name: /All tags/ }) }).getByText(String(total), { exact: true }).waitFor();
+  await families.getByRole('listitem').filter({ hasText: 'salt/auth' }).getByText(String(auths), { exact: true }).waitFor();
   await families.getByRole('link', { name: /All tags/ }).click();
   await page.getByText(`${total} events match`).waitFor();
   errors.assertNone();

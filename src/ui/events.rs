@@ -137,7 +137,7 @@ fn Families(page: std::sync::Arc<EventsPage>, filter: EventFilter) -> impl IntoV
         <nav class="families" aria-label="Tag families">
             <ul>
                 <li><a href=link::events(&all, None, false) aria-current=all_current.then_some("true")>"All tags"</a>
-                    {page.total.map(|t| view! { <span class="count">{t}</span> })}</li>
+                    {page.all_tags.map(|t| view! { <span class="count">{t}</span> })}</li>
                 {page.families.iter().map(|(glob, label, n)| {
                     let only = EventFilter { tags: vec![glob.clone()], ..filter.clone() };
                     let current = filter.tags == [glob.clone()];

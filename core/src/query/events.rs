@@ -226,14 +226,18 @@ pub struct EventsPage {
     /// Events that match, all pages.
     pub total: Option<u64>,
     pub next: Option<EventCursor>,
-    /// (family glob, label, count), most first; `other` last.
+    /// (family glob, label, count), most first; `other` last: of the
+    /// events the filter selects but for its tags, so that the other
+    /// families stay a click away while one is chosen.
     pub families: Vec<(String, String, u64)>,
+    /// Those events, every tag: what "All tags" leads to.
+    pub all_tags: Option<u64>,
     pub notes: Vec<String>,
 }
 
 crate::search_bundle! {
     /// The events view's one round trip: a page, and the tag families of
-    /// everything the filter selects.
+    /// everything the filter selects but for its tags.
     pub struct EventsSearches => EventsAnswers { page, families }
 }
 
@@ -277,9 +281,13 @@ pub fn events_searches(
                 json!({"wildcard": {ctx.fields.tag.clone(): {"value": glob}}}),
             )
         }));
+    let any_tag = EventFilter {
+        tags: Vec::new(),
+        ..filter.clone()
+    };
     let families = body(
-        r#"{"size":0,"query":$0,"aggs":{"families":{"filters":{"filters":$1,"other_bucket_key":"other"}}}}"#,
-        &[filter.query(ctx, None), Value::Object(families)],
+        r#"{"size":0,"track_total_hits":true,"query":$0,"aggs":{"families":{"filters":{"filters":$1,"other_bucket_key":"other"}}}}"#,
+        &[any_tag.query(ctx, None), Value::Object(families)],
     );
     EventsSearches {
         page: events_page_search(ctx, filter, cursor, EVENTS_PAGE_SIZE),
@@ -351,6 +359,7 @@ pub fn parse_events(
                 families.push(("other".into(), "other tags".into(), other));
             }
             page.families = families;
+            page.all_tags = total_hits(&a);
         }
         Err(e) => page.notes.push(format!("tag families unavailable: {e}")),
     }
@@ -452,12 +461,20 @@ mod tests {
             None,
             EventsAnswers {
                 page: Ok(json!({"hits": {"total": {"value": 250}, "hits": full}})),
-                families: Ok(json!({"aggregations": {"families": {"buckets": {
+                families: Ok(json!({"hits": {"total": {"value": 250}}, "aggregations": {"families": {"buckets": {
                     "salt/auth": {"doc_count": 200}, "salt/job/*/new": {"doc_count": 40}, "other": {"doc_count": 10}}}}})),
             },
         )
         .unwrap();
-        assert_eq!(page.total, Some(250));
+        assert_eq!((page.total, page.all_tags), (Some(250), Some(250)));
+        // One family chosen: the others are counted without it.
+        let one = EventFilter {
+            tags: vec!["salt/auth".into()],
+            ..EventFilter::default()
+        };
+        let s = events_searches(&ctx, &one, None);
+        assert!(s.page.body.to_string().contains("salt/auth"));
+        assert!(!s.families.body["query"].to_string().contains("salt/auth"));
         let next = page.next.unwrap();
         assert_eq!(next.to_param(), "901:1:salt/auth");
         let fams: Vec<(&str, u64)> = page
