@@ -413,21 +413,20 @@ mod tests {
             changed_in: 4,
             minions: Vec::new(),
         };
-        let mut c = DriftCounter::default();
-        c.add_page(
-            page(vec![(
-                "a",
-                vec![
-                    run("a", "4", time_only()),
-                    run("a", "3", highstate(true)),
-                    run("a", "2", time_only()),
-                    run("a", "1", highstate(false)),
-                ],
-            )]),
-            &filter,
-        )
-        .unwrap();
-        let r = c.report();
+        // Newest first: a time-only run, a highstate, another time-only run,
+        // and the oldest highstate as given.
+        let report = |oldest: Value| {
+            let mut c = DriftCounter::default();
+            let runs = vec![
+                run("a", "4", time_only()),
+                run("a", "3", highstate(true)),
+                run("a", "2", time_only()),
+                run("a", "1", oldest),
+            ];
+            c.add_page(page(vec![("a", runs)]), &filter).unwrap();
+            c.report()
+        };
+        let r = report(highstate(false));
         let ids: Vec<&str> = r.states.iter().map(|s| s.state_id.as_str()).collect();
         assert_eq!(ids, ["web.configtest"], "changed in both runs that ran it");
         assert_eq!(r.states[0].minions.get("a").map(String::as_str), Some("3"));
@@ -443,22 +442,8 @@ mod tests {
             }
             states
         };
-        let mut c = DriftCounter::default();
-        c.add_page(
-            page(vec![(
-                "a",
-                vec![
-                    run("a", "4", time_only()),
-                    run("a", "3", highstate(true)),
-                    run("a", "2", time_only()),
-                    run("a", "1", dry(highstate(false))),
-                ],
-            )]),
-            &filter,
-        )
-        .unwrap();
         assert!(
-            c.report().states.is_empty(),
+            report(dry(highstate(false))).states.is_empty(),
             "a dry run's changes drift nothing"
         );
         assert_eq!(needed_changes(4, 1), 2, "one change alone is no pattern");

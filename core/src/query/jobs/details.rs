@@ -232,8 +232,9 @@ mod tests {
         })
     }
 
-    #[test]
-    fn without_the_returners_counts_the_summary_pipelines_count_the_states() {
+    /// Job 5's row given its statistics and its publish events, with no
+    /// job-cache load.
+    fn job_5(bucket: Value, events: &[Value]) -> JobListPage {
         let mut page = JobListPage {
             jobs: vec![JobSummary {
                 jid: "5".into(),
@@ -241,18 +242,25 @@ mod tests {
             }],
             ..JobListPage::default()
         };
-        let mut bucket = stats_bucket("5", 2, 0, 0, 0);
-        bucket["summarised"] = json!({"value": 2});
-        bucket["summary_succeeded"] = json!({"value": 126.0});
-        bucket["summary_failed"] = json!({"value": 4.0});
+        let hits: Vec<Value> = events.iter().map(|e| json!({"_source": e})).collect();
         attach_details(
             &mut page,
             JobDetailsAnswers {
                 stats: Ok(json!({"aggregations": {"jobs": {"buckets": [bucket]}}})),
-                events: Ok(json!({"hits": {"hits": []}})),
+                events: Ok(json!({"hits": {"hits": hits}})),
                 cache: Ok(json!({"hits": {"hits": []}})),
             },
         );
+        page
+    }
+
+    #[test]
+    fn without_the_returners_counts_the_summary_pipelines_count_the_states() {
+        let mut bucket = stats_bucket("5", 2, 0, 0, 0);
+        bucket["summarised"] = json!({"value": 2});
+        bucket["summary_succeeded"] = json!({"value": 126.0});
+        bucket["summary_failed"] = json!({"value": 4.0});
+        let page = job_5(bucket, &[]);
         assert_eq!(page.jobs[0].state_counts, Some((126, 4)));
     }
 
@@ -326,25 +334,10 @@ mod tests {
 
     #[test]
     fn a_runners_publish_event_gives_its_row_a_user_and_arguments() {
-        let mut page = JobListPage {
-            jobs: vec![JobSummary {
-                jid: "5".into(),
-                ..JobSummary::default()
-            }],
-            ..JobListPage::default()
-        };
-        attach_details(
-            &mut page,
-            JobDetailsAnswers {
-                stats: Ok(
-                    json!({"aggregations": {"jobs": {"buckets": [stats_bucket("5", 1, 0, 0, 0)]}}}),
-                ),
-                events: Ok(
-                    json!({"hits": {"hits": [{"_source": {"tag": "salt/run/5/new", "data": {
-                    "fun": "runner.jobs.lookup_jid", "fun_args": ["20261208002901851508"], "user": "alice"}}}]}}),
-                ),
-                cache: Ok(json!({"hits": {"hits": []}})),
-            },
+        let page = job_5(
+            stats_bucket("5", 1, 0, 0, 0),
+            &[json!({"tag": "salt/run/5/new", "data": {
+                "fun": "runner.jobs.lookup_jid", "fun_args": ["20261208002901851508"], "user": "alice"}})],
         );
         let publish = page.jobs[0]
             .publish
@@ -356,26 +349,11 @@ mod tests {
 
     #[test]
     fn minions_a_list_target_named_but_the_master_did_not_know_count_as_missing() {
-        let mut page = JobListPage {
-            jobs: vec![JobSummary {
-                jid: "5".into(),
-                ..JobSummary::default()
-            }],
-            ..JobListPage::default()
-        };
-        attach_details(
-            &mut page,
-            JobDetailsAnswers {
-                stats: Ok(
-                    json!({"aggregations": {"jobs": {"buckets": [stats_bucket("5", 1, 0, 0, 1)]}}}),
-                ),
-                events: Ok(
-                    json!({"hits": {"hits": [{"_source": {"tag": "salt/job/5/new", "data": {
-                    "fun": "state.apply", "tgt": ["web01.prod.example.com", "ghost01"], "tgt_type": "list",
-                    "minions": ["web01.prod.example.com"], "missing": ["ghost01"]}}}]}}),
-                ),
-                cache: Ok(json!({"hits": {"hits": []}})),
-            },
+        let page = job_5(
+            stats_bucket("5", 1, 0, 0, 1),
+            &[json!({"tag": "salt/job/5/new", "data": {
+                "fun": "state.apply", "tgt": ["web01.prod.example.com", "ghost01"], "tgt_type": "list",
+                "minions": ["web01.prod.example.com"], "missing": ["ghost01"]}})],
         );
         assert_eq!(page.jobs[0].returned, 1);
         assert_eq!(page.jobs[0].missing(), Some(1), "ghost01 is missing");
