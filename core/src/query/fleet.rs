@@ -291,15 +291,8 @@ pub fn fleet_search(
         ..JobFilter::default()
     };
     let composite = super::minion_composite(&fields.minion, FLEET_PAGE_SIZE, after);
-    // A runner's return carries the master's id, which names no minion (as
-    // in the minions view): the master would stand unreported for ever.
-    let mut query = returns.returns_query(ctx);
-    if let Some(must_not) = query
-        .pointer_mut("/bool/must_not")
-        .and_then(Value::as_array_mut)
-    {
-        must_not.push(super::filter::runner_clause(fields));
-    }
+    // Not the master's runner returns: it would stand unreported for ever.
+    let query = super::minions::minion_returns_query(ctx, &returns);
     SearchRequest::new(
         &ctx.config.index_pattern,
         body(

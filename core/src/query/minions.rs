@@ -105,21 +105,29 @@ pub struct MinionPage {
     pub notes: Vec<String>,
 }
 
-/// The minions view's one search: a composite on minion id, so a fleet of
-/// any size pages by name.
-pub fn minion_search(ctx: &QueryContext, filter: &JobFilter, after: Option<&str>) -> SearchRequest {
-    let fields = &ctx.fields;
+/// The returns `filter` selects (by return: see
+/// [`JobFilter::returns_query_by_return`]) that are a minion's: a runner's
+/// return carries the master's id, which names no minion. Asked for by
+/// name, as noise is, a runner is kept. The minions view and the fleet
+/// list minions from it.
+pub(crate) fn minion_returns_query(ctx: &QueryContext, filter: &JobFilter) -> Value {
     let mut query = filter.returns_query_by_return(ctx);
-    // A runner's return carries the master's id, which names no minion.
-    // Asked for by name, as noise is, a runner is shown.
     if filter.functions.is_empty() {
         if let Some(must_not) = query
             .pointer_mut("/bool/must_not")
             .and_then(Value::as_array_mut)
         {
-            must_not.push(runner_clause(fields));
+            must_not.push(runner_clause(&ctx.fields));
         }
     }
+    query
+}
+
+/// The minions view's one search: a composite on minion id, so a fleet of
+/// any size pages by name.
+pub fn minion_search(ctx: &QueryContext, filter: &JobFilter, after: Option<&str>) -> SearchRequest {
+    let fields = &ctx.fields;
+    let query = minion_returns_query(ctx, filter);
     let body = body(
         r#"{"size":0,"query":$0,"aggs":{"minions":{"composite":$1,"aggs":{"last_return":{"max":{"field":"@timestamp"}},"jobs":{"cardinality":{"field":$2}},"failed":{"filter":$3},"state_runs":{"filter":{"terms":{$4:$5}},"aggs":{"latest":$6}}}},"minion_count":{"cardinality":{"field":$7,"precision_threshold":40000}}}}"#,
         &[
